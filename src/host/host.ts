@@ -1,0 +1,122 @@
+// The Host seam: everything a handoff step may do on one machine.
+//
+// Every step of a handoff is written against this interface, never against "this machine",
+// so `--here` (local → local), plain `send` (local → ssh) and `--from` (ssh → local or ssh)
+// run the same code. Two implementations pass the same contract tests: `LocalHost`
+// (execa + node:fs) and `SshHost` (ssh2, one connection, every operation a channel on it).
+// Nothing above `src/host/` imports ssh2 or knows which implementation it holds.
+import type { Readable, Writable } from 'node:stream';
+
+export interface RunOptions {
+  /** Absolute working directory. The program is not started if it does not exist (exit 126 with a message on stderr). */
+  cwd?: string;
+  /** Added to the host's login environment (see `HostInfo.loginEnv`); these win. */
+  env?: Record<string, string>;
+  /** Bytes for the program's stdin. Without it stdin is empty (EOF at once), never inherited. */
+  stdin?: string | Buffer | Readable;
+  /** When given, stdout is piped here instead of being collected; `RunResult.stdout` is then empty. */
+  stdout?: Writable;
+  /**
+   * Bound on the whole run. On expiry the program is killed (local: process group; ssh: channel
+   * closed and signalled) and `run` rejects with `HostError` code `command_timeout`.
+   * Defaults to the host's per-command timeout.
+   */
+  timeoutMs?: number;
+}
+
+export interface RunResult {
+  /** Exit code; a program killed by a signal reports 128 + signal number. */
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  durationMs: number;
+}
+
+export type FileType = 'file' | 'dir' | 'symlink' | 'other';
+
+export interface FileStat {
+  type: FileType;
+  size: number;
+  /** Permission bits only (e.g. 0o600). */
+  mode: number;
+  mtimeMs: number;
+}
+
+export interface DirEntry {
+  name: string;
+  type: FileType;
+}
+
+/** Agent config variables learned from the login environment (unset ones are absent). */
+export const AGENT_CONFIG_VARS = ['CLAUDE_CONFIG_DIR', 'CODEX_HOME', 'PI_CODING_AGENT_DIR', 'GROK_HOME'] as const;
+
+export interface HostInfo {
+  home: string;
+  user: string;
+  hostname: string;
+  /** `process.platform` spelling: 'linux', 'darwin', … */
+  platform: string;
+  /** The user's login shell (from the passwd entry or $SHELL). */
+  shell: string;
+  /** Temporary directory as the host's programs see it (TMPDIR, else /tmp), realpath'd. */
+  tmpdir: string;
+  /**
+   * What an interactive login would see: PATH (login shell's, plus ~/.local/bin,
+   * /opt/homebrew/bin, /usr/local/bin) and the agent config variables, XDG_* and TMPDIR when set.
+   */
+  loginEnv: Record<string, string>;
+}
+
+export interface WriteOptions {
+  /** Permission bits for a created file (default 0o600: session files are private). */
+  mode?: number;
+}
+
+export interface Host {
+  /** 'local' or 'ssh'. */
+  readonly kind: 'local' | 'ssh';
+  /** Human label for messages: 'local' or 'user@host:port'. */
+  readonly label: string;
+
+  /**
+   * Run a program by argv — never through a shell on this side; on ssh the argv is encoded so
+   * that no login shell (sh, bash, zsh, fish) and no character in it can change its meaning.
+   * argv[0] is looked up in the login PATH. Resolves with the exit code whatever it is;
+   * rejects only for transport failures and timeouts (`HostError`).
+   */
+  run(argv: readonly string[], opts?: RunOptions): Promise<RunResult>;
+
+  /** Stream a file's bytes. Rejects with `HostError` code `not_found` when it does not exist. */
+  readStream(path: string): Promise<Readable>;
+  /** Whole small file. */
+  readFile(path: string): Promise<Buffer>;
+  /**
+   * A stream that writes `path` (created or truncated, with `opts.mode`). The returned promise
+   * `done` settles when all bytes are on the host (after `end()`), rejecting on any error.
+   */
+  writeStream(path: string, opts?: WriteOptions): Promise<{ stream: Writable; done: Promise<void> }>;
+  /** Whole small file (not atomic; use writeStream to a temp name + rename for atomic writes). */
+  writeFile(path: string, data: string | Buffer, opts?: WriteOptions): Promise<void>;
+  /** lstat; null when the path does not exist. */
+  stat(path: string): Promise<FileStat | null>;
+  /** Entries of a folder (no '.'/'..'), unsorted. Rejects `not_found` if missing. */
+  list(dir: string): Promise<DirEntry[]>;
+  /** mkdir -p; `mode` applies to folders it creates. */
+  mkdirp(path: string, mode?: number): Promise<void>;
+  /** Atomic rename within one filesystem; replaces an existing file at `to`. */
+  rename(from: string, to: string): Promise<void>;
+  /** rm (-r when recursive); missing path is not an error. */
+  remove(path: string, opts?: { recursive?: boolean }): Promise<void>;
+  realpath(path: string): Promise<string>;
+  chmod(path: string, mode: number): Promise<void>;
+  /** Set access and modification times (ms since epoch). */
+  utimes(path: string, atimeMs: number, mtimeMs: number): Promise<void>;
+
+  /** Facts about the host, learned once per connection and cached. */
+  info(): Promise<HostInfo>;
+  /** Absolute path of a program in the login PATH, or null. */
+  which(program: string): Promise<string | null>;
+
+  /** Release the connection; safe to call twice. */
+  close(): Promise<void>;
+}
