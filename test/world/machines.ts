@@ -223,6 +223,8 @@ export async function startSshd(dir: string, opts: { host?: string; port?: numbe
   fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
   const hostKey = path.join(dir, 'host_ed25519');
   if (!fs.existsSync(hostKey)) sh('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'ah-world-host', '-f', hostKey]);
+  // sshd ignores a host key that others can read.
+  fs.chmodSync(hostKey, 0o600);
   const port = opts.port ?? (await freePort(host));
   const config = path.join(dir, 'sshd_config');
   const log = path.join(dir, 'sshd.log');
@@ -256,7 +258,8 @@ function installLib(world: { libDir: string; binDir: string }): void {
   // The lib folder is ESM; a package.json says so without depending on the repository's.
   fs.writeFileSync(path.join(world.libDir, 'package.json'), '{"type":"module"}\n');
   fs.mkdirSync(world.binDir, { recursive: true, mode: 0o755 });
-  sh('chmod', ['-R', 'a+rX', WORLD_DIR]);
+  fs.chmodSync(WORLD_DIR, 0o755);
+  sh('chmod', ['-R', 'a+rX', world.libDir, world.binDir]);
 }
 
 /** Make the agent-handoff launcher readable by world users (copy the app if the checkout is private). */
