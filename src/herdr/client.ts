@@ -1,0 +1,225 @@
+// Typed herdr 0.8 client over a Host: every call is `herdr <words…>` run by argv on that host,
+// its envelope parsed with zod, its error codes surfaced as HerdrError with herdr's own code.
+import type { z } from 'zod';
+import { HandoffError } from '../errors.js';
+import type { Host, RunResult } from '../host/host.js';
+import {
+  AgentInfoResult,
+  AgentListResult,
+  AgentStartedResult,
+  ErrorEnvelope,
+  PaneInfoResult,
+  ProcessInfoResult,
+  ServerStatus,
+  WorkspaceCreatedResult,
+  WorkspaceListResult,
+  type AgentInfo,
+  type AgentStatus,
+  type PaneInfo,
+  type PaneProcessInfo,
+  type WorkspaceInfo,
+} from './schemas.js';
+import { parseIntegrationStatus, type IntegrationState } from './integration.js';
+import { checkHerdrVersion, type VersionCheck } from './version.js';
+
+/** A herdr command failed; `code` is herdr's own error code (e.g. `agent_pane_busy`). */
+export class HerdrError extends HandoffError {
+  readonly herdrCode: string;
+  constructor(herdrCode: string, message: string, hostLabel: string, fix?: string) {
+    super(herdrCode, `herdr on ${hostLabel}: ${message}`, fix === undefined ? {} : { fix });
+    this.name = 'HerdrError';
+    this.herdrCode = herdrCode;
+  }
+}
+
+const FIXES: Record<string, string> = {
+  server_not_running: 'Start herdr on that machine (run `herdr` once, or `herdr server`), then retry.',
+  protocol_mismatch: 'The herdr client and server versions differ on that machine: restart the herdr server after updating herdr.',
+  herdr_not_installed: 'Install herdr 0.8 or later on that machine and make sure it is on the login PATH (e.g. ~/.local/bin).',
+};
+
+function parseServerStatus(stdout: string): ServerStatus | null {
+  try {
+    return ServerStatus.parse(JSON.parse(stdout.trim().split('\n').pop() ?? ''));
+  } catch {
+    return null;
+  }
+}
+
+export interface HerdrProbe {
+  /** Absolute path of the herdr binary on the host, or null when it is not installed. */
+  path: string | null;
+  version: VersionCheck | null;
+  server: 'running' | 'not_running' | 'not_installed';
+  serverStatus: ServerStatus | null;
+}
+
+export interface HerdrClientOptions {
+  /** Use this herdr binary instead of looking it up on the login PATH. */
+  bin?: string;
+  /** Bound on a single herdr call (default 30 s); waits add their own timeout on top. */
+  timeoutMs?: number;
+}
+
+export class HerdrClient {
+  private binPromise: Promise<string | null> | undefined;
+  private readonly timeoutMs: number;
+
+  constructor(
+    readonly host: Host,
+    private readonly opts: HerdrClientOptions = {},
+  ) {
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+  }
+
+  /** The herdr binary on the host's login PATH (cached), or null. */
+  bin(): Promise<string | null> {
+    this.binPromise ??= this.opts.bin ? Promise.resolve(this.opts.bin) : this.host.which('herdr');
+    return this.binPromise;
+  }
+
+  private async requireBin(): Promise<string> {
+    const bin = await this.bin();
+    if (!bin) throw new HerdrError('herdr_not_installed', 'herdr is not installed (not found on the login PATH)', this.host.label, FIXES.herdr_not_installed);
+    return bin;
+  }
+
+  /** Run herdr with argv; returns the raw result (no interpretation). */
+  async raw(args: readonly string[], extraTimeoutMs = 0): Promise<RunResult> {
+    const bin = await this.requireBin();
+    return this.host.run([bin, ...args], { timeoutMs: this.timeoutMs + extraTimeoutMs });
+  }
+
+  private fail(r: RunResult, args: readonly string[]): never {
+    const line = r.stderr.trim().split('\n').find((l) => l.startsWith('{'));
+    if (line) {
+      try {
+        const env = ErrorEnvelope.parse(JSON.parse(line));
+        throw new HerdrError(env.error.code, env.error.message, this.host.label, FIXES[env.error.code]);
+      } catch (err) {
+        if (err instanceof HerdrError) throw err;
+      }
+    }
+    const code = r.exitCode === 2 ? 'herdr_usage' : 'herdr_failed';
+    const detail = (r.stderr || r.stdout).trim().split('\n').slice(0, 3).join(' / ');
+    throw new HerdrError(code, `\`herdr ${args.join(' ')}\` exited ${r.exitCode}: ${detail || 'no output'}`, this.host.label);
+  }
+
+  /** Run a JSON command and parse its success envelope. */
+  private async json<S extends z.ZodTypeAny>(args: readonly string[], schema: S, extraTimeoutMs = 0): Promise<z.infer<S>> {
+    const r = await this.raw(args, extraTimeoutMs);
+    if (r.exitCode !== 0) this.fail(r, args);
+    const line = r.stdout.trim().split('\n').pop() ?? '';
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      throw new HerdrError('herdr_bad_output', `\`herdr ${args.join(' ')}\` printed no JSON: ${line.slice(0, 200)}`, this.host.label);
+    }
+    const res = schema.safeParse(parsed);
+    if (!res.success) {
+      throw new HerdrError('herdr_bad_output', `\`herdr ${args.join(' ')}\` printed unexpected JSON: ${res.error.message.slice(0, 300)}`, this.host.label);
+    }
+    return res.data;
+  }
+
+  /** Run an ok-only command (prints nothing on success). */
+  private async ok(args: readonly string[]): Promise<void> {
+    const r = await this.raw(args);
+    if (r.exitCode !== 0) this.fail(r, args);
+  }
+
+  /** Installed? which version? server up? — never throws for "not installed" or "not running". */
+  async probe(): Promise<HerdrProbe> {
+    const path = await this.bin();
+    if (!path) return { path: null, version: null, server: 'not_installed', serverStatus: null };
+    const [ver, status] = await Promise.all([this.host.run([path, '--version'], { timeoutMs: this.timeoutMs }), this.host.run([path, 'status', 'server', '--json'], { timeoutMs: this.timeoutMs })]);
+    const version = checkHerdrVersion(ver.exitCode === 0 ? ver.stdout : '');
+    const serverStatus = parseServerStatus(status.stdout);
+    return { path, version, server: serverStatus?.running ? 'running' : 'not_running', serverStatus };
+  }
+
+  async agentList(): Promise<AgentInfo[]> {
+    return (await this.json(['agent', 'list'], AgentListResult)).result.agents;
+  }
+
+  async agentGet(target: string): Promise<AgentInfo> {
+    return (await this.json(['agent', 'get', target], AgentInfoResult)).result.agent;
+  }
+
+  /** `agent start`; herdr itself waits until the agent is interactive (≥ 3 s). */
+  async agentStart(name: string, kind: string, pane: string, args: readonly string[], timeoutMs = 30_000): Promise<{ agent: AgentInfo; argv: string[] }> {
+    const argv = ['agent', 'start', name, '--kind', kind, '--pane', pane, '--timeout', String(timeoutMs), '--', ...args];
+    const r = await this.json(argv, AgentStartedResult, timeoutMs);
+    return { agent: r.result.agent, argv: r.result.argv ?? [] };
+  }
+
+  async agentWait(target: string, until: readonly AgentStatus[], timeoutMs: number): Promise<AgentInfo> {
+    const args = ['agent', 'wait', target, ...until.flatMap((s) => ['--until', s]), '--timeout', String(timeoutMs)];
+    return (await this.json(args, AgentInfoResult, timeoutMs)).result.agent;
+  }
+
+  async processInfo(pane: string): Promise<PaneProcessInfo> {
+    return (await this.json(['pane', 'process-info', '--pane', pane], ProcessInfoResult)).result.process_info;
+  }
+
+  async paneGet(pane: string): Promise<PaneInfo> {
+    return (await this.json(['pane', 'get', pane], PaneInfoResult)).result.pane;
+  }
+
+  async sendText(pane: string, text: string): Promise<void> {
+    await this.ok(['pane', 'send-text', pane, text]);
+  }
+
+  async sendKeys(pane: string, keys: readonly string[]): Promise<void> {
+    await this.ok(['pane', 'send-keys', pane, ...keys]);
+  }
+
+  async run(pane: string, text: string): Promise<void> {
+    await this.ok(['pane', 'run', pane, text]);
+  }
+
+  /** Screen text (ANSI stripped). */
+  async read(pane: string, opts: { source?: 'visible' | 'recent' | 'recent-unwrapped'; lines?: number } = {}): Promise<string> {
+    const args = ['pane', 'read', pane, '--source', opts.source ?? 'visible', ...(opts.lines ? ['--lines', String(opts.lines)] : [])];
+    const r = await this.raw(args);
+    if (r.exitCode !== 0) this.fail(r, args);
+    return r.stdout;
+  }
+
+  async workspaceCreate(opts: { cwd: string; label?: string; focus?: boolean; env?: Record<string, string> }): Promise<{ workspace: WorkspaceInfo; paneId: string }> {
+    const args = ['workspace', 'create', '--cwd', opts.cwd];
+    if (opts.label) args.push('--label', opts.label);
+    for (const [k, v] of Object.entries(opts.env ?? {})) args.push('--env', `${k}=${v}`);
+    args.push(opts.focus ? '--focus' : '--no-focus');
+    const r = await this.json(args, WorkspaceCreatedResult);
+    return { workspace: r.result.workspace, paneId: r.result.root_pane.pane_id };
+  }
+
+  async workspaceList(): Promise<WorkspaceInfo[]> {
+    return (await this.json(['workspace', 'list'], WorkspaceListResult)).result.workspaces;
+  }
+
+  async workspaceClose(id: string): Promise<void> {
+    const args = ['workspace', 'close', id];
+    const r = await this.raw(args);
+    if (r.exitCode !== 0) this.fail(r, args);
+  }
+
+  /** `integration status` (plain text, local file checks on that host, no server needed). */
+  async integrationStatus(): Promise<IntegrationState[]> {
+    const args = ['integration', 'status'];
+    const r = await this.raw(args);
+    if (r.exitCode !== 0) this.fail(r, args);
+    return parseIntegrationStatus(r.stdout);
+  }
+
+  async integrationInstall(target: string): Promise<string> {
+    const args = ['integration', 'install', target];
+    const r = await this.raw(args);
+    if (r.exitCode !== 0) {
+      throw new HerdrError('integration_install_failed', `\`herdr integration install ${target}\` failed: ${(r.stderr || r.stdout).trim().slice(0, 300)}`, this.host.label);
+    }
+    return r.stdout;
+  }
+}
