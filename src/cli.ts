@@ -1,34 +1,89 @@
-// argv → command; prints exactly one JSON object on stdout, progress on stderr only.
-import yargs from 'yargs';
+// argv → command; prints exactly one JSON object on stdout (progress goes to stderr only).
+import yargs, { type Argv } from 'yargs';
 import { VERSION } from './version.js';
-import { HandoffError, UsageError } from './errors.js';
+import { UsageError } from './errors.js';
+import { errorResult, resultJsonSchemas } from './result.js';
+import { parseSendOptions } from './handoff/options.js';
+import { COMMANDS, type CommandContext } from './commands/index.js';
 
-function print(result: Record<string, unknown>): void {
+function print(result: unknown): void {
   process.stdout.write(JSON.stringify(result) + '\n');
 }
 
+function sendOptions(y: Argv) {
+  return y
+    .positional('agent', { type: 'string', describe: 'herdr agent name, pane id, or a unique session id prefix' })
+    .positional('target', { type: 'string', describe: 'ssh target: user@host, host, ssh://user@host:port or an ~/.ssh/config alias' })
+    .option('dry-run', { type: 'boolean', describe: 'Plan and check everything, change nothing' })
+    .option('here', { type: 'boolean', describe: 'Move to another checkout (or a new worktree) on this machine' })
+    .option('new-worktree', { type: 'boolean', describe: 'With --here: always make a new worktree' })
+    .option('dir', { type: 'string', describe: 'Use this checkout on the target (must share a remote)' })
+    .option('from', { type: 'string', describe: 'The agent runs on HOST; bring it here (or to the target)' })
+    .option('self', { type: 'boolean', describe: 'Move the agent that runs this command, after its current turn' })
+    .option('wait', { type: 'boolean', describe: 'Wait for a busy agent to become idle' })
+    .option('wait-timeout', { type: 'number', describe: 'Seconds to wait with --wait/--self (default 1800)' })
+    .option('new-branch', { type: 'boolean', describe: 'Put the work on a new handoff/<id> branch on the target' })
+    .option('keep-source-changes', { type: 'boolean', describe: 'Do not stash the uncommitted changes at the source' })
+    .option('name', { type: 'string', describe: 'herdr agent name on the target' })
+    .option('session', { type: 'string', describe: 'Session id or transcript path, when herdr does not know it' })
+    .option('focus', { type: 'boolean', default: true, describe: 'Focus the new workspace on the target (--no-focus)' })
+    .option('trust', { type: 'boolean', default: true, describe: 'Answer the folder-trust screen (--no-trust)' })
+    .option('timeout', { type: 'number', describe: 'Seconds any single step may take (default 120)' });
+}
+
 export async function main(argv: string[]): Promise<void> {
+  let command = 'unknown';
   let exitCode = 0;
+  const ctx: CommandContext = { env: process.env, stderr: process.stderr, quiet: false };
   try {
     const parser = yargs(argv)
       .scriptName('agent-handoff')
+      .parserConfiguration({ 'populate--': true })
       .version(false)
-      .option('version', { alias: 'V', type: 'boolean', describe: 'Print the version' })
+      .help(false)
       .strict()
+      .option('version', { alias: 'V', type: 'boolean', describe: 'Print the version' })
+      .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' })
+      .option('help', { alias: 'h', type: 'boolean', describe: 'Show usage (as JSON: {usage})' })
+      .command('list', 'List the herdr agents on this machine (or --from HOST)', (y) => y.option('from', { type: 'string' }))
+      .command('doctor [target]', 'Check this machine and the target for a handoff', (y) =>
+        y.positional('target', { type: 'string' }).option('from', { type: 'string' }).option('timeout', { type: 'number' }),
+      )
+      .command('send <agent> [target]', 'Move an agent to another machine', sendOptions)
+      .command('schema', 'Print the JSON Schema of every result')
       .fail((msg, err) => {
         throw err ?? new UsageError(msg, 'Run `agent-handoff --help` for usage.');
-      })
-      .help(false);
+      });
     const args = await parser.parse();
-    if (args.version) {
-      print({ ok: true, command: 'version', version: VERSION });
-    } else {
-      throw new UsageError('No command given.', 'Run `agent-handoff list`, `agent-handoff doctor` or `agent-handoff send`.');
+    ctx.quiet = args.quiet === true;
+    const word = String(args._[0] ?? '');
+    if (args.help) {
+      command = 'help';
+      print({ ok: true, command, usage: await parser.getHelp() });
+      return;
     }
+    if (args.version) {
+      command = 'version';
+      print({ ok: true, command, version: VERSION });
+      return;
+    }
+    if (!word) throw new UsageError('No command given.', 'Run `agent-handoff list`, `agent-handoff doctor` or `agent-handoff send <agent> <target>`.');
+    command = word;
+    if (word === 'schema') {
+      print({ ok: true, command, schemas: resultJsonSchemas() });
+      return;
+    }
+    const parsed = word === 'send' ? { ...args, send: parseSendOptions(args as Record<string, unknown>) } : args;
+    const run = COMMANDS[word];
+    if (!run) throw new UsageError(`Unknown command: ${word}.`, 'Run `agent-handoff --help` for usage.');
+    const out = await run(parsed as Record<string, unknown>, ctx);
+    print(out.result);
+    exitCode = out.exitCode;
   } catch (err) {
-    const e = err instanceof HandoffError ? err : new HandoffError('internal', err instanceof Error ? err.message : String(err));
-    exitCode = e instanceof UsageError ? 2 : 1;
-    print({ ok: false, code: e.code, error: e.message, ...(e.fix ? { fix: e.fix } : {}) });
+    const { result, exitCode: code } = errorResult(command, err);
+    print(result);
+    exitCode = code;
+  } finally {
+    process.exitCode = exitCode;
   }
-  process.exitCode = exitCode;
 }

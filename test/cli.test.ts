@@ -16,3 +16,28 @@ describe('cli', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: 'usage' });
   });
 });
+
+describe('cli usage errors are JSON with exit 2', () => {
+  const cases: [string[], RegExp][] = [
+    [['send', 'a'], /No target given/],
+    [['send', 'a', 'vega', '--here'], /takes no target/],
+    [['send', 'a', '--new-worktree', '--from', 'x'], /--new-worktree only/],
+    [['frobnicate'], /Unknown/],
+    [[], /No command/],
+  ];
+  for (const [argv, re] of cases) {
+    it(`agent-handoff ${argv.join(' ')}`, async () => {
+      const r = await execa(process.execPath, [bin, ...argv], { reject: false });
+      expect(r.exitCode).toBe(2);
+      const out = JSON.parse(r.stdout);
+      expect(out).toMatchObject({ ok: false, code: 'usage' });
+      expect(out.error).toMatch(re);
+      expect(typeof out.fix).toBe('string');
+    });
+  }
+  it('prints every result schema', async () => {
+    const r = await execa(process.execPath, [bin, 'schema'], { reject: false });
+    const out = JSON.parse(r.stdout);
+    expect(Object.keys(out.schemas)).toEqual(expect.arrayContaining(['error', 'list', 'doctor']));
+  });
+});
