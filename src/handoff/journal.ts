@@ -1,0 +1,156 @@
+// The handoff journal: an append-only, fsynced record on the controller, written before each step
+// acts and after it completes, holding what is needed to finish or undo the handoff. If the
+// controller dies mid-handoff (lid closed, SIGKILL), `recover` reads it back.
+//
+// One file per handoff: <stateDir>/handoffs/<id>.jsonl, mode 0600, one JSON event per line.
+// It holds paths, ids and commit hashes — never secrets (no keys, no environment dumps).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+
+export const JournalEvent = z.object({
+  t: z.string(),
+  /** header: the plan; begin/done/failed: a step; record: an undo/redo fact; undone; outcome. */
+  type: z.enum(['header', 'begin', 'done', 'failed', 'record', 'undone', 'outcome']),
+  step: z.string().optional(),
+  data: z.record(z.string(), z.unknown()).optional(),
+});
+export type JournalEvent = z.infer<typeof JournalEvent>;
+
+export type Outcome = 'succeeded' | 'rolled_back' | 'failed' | 'recovered' | 'dry_run';
+
+/** `$XDG_STATE_HOME/agent-handoff`, default `~/.local/state/agent-handoff`. */
+export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_STATE_HOME || path.join(env.HOME || os.homedir(), '.local', 'state');
+  return path.join(base, 'agent-handoff');
+}
+
+export class Journal {
+  private constructor(
+    readonly id: string,
+    readonly file: string,
+  ) {}
+
+  static create(dir: string, id: string, header: Record<string, unknown>): Journal {
+    const folder = path.join(dir, 'handoffs');
+    fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+    const file = path.join(folder, `${id}.jsonl`);
+    // 'wx': two handoffs can never share a journal.
+    fs.closeSync(fs.openSync(file, 'wx', 0o600));
+    const j = new Journal(id, file);
+    j.append({ type: 'header', data: header });
+    return j;
+  }
+
+  static open(dir: string, id: string): Journal {
+    const file = path.join(dir, 'handoffs', `${id}.jsonl`);
+    if (!fs.existsSync(file)) throw new Error(`no journal for handoff ${id}`);
+    return new Journal(id, file);
+  }
+
+  /** Append one event and fsync it before returning: the event survives a crash right after. */
+  append(event: Omit<JournalEvent, 't'>): void {
+    const line = JSON.stringify({ t: new Date().toISOString(), ...event }) + '\n';
+    const fd = fs.openSync(this.file, 'a+', 0o600);
+    try {
+      // A crash mid-write leaves a torn last line; start on a fresh line so this event stays whole.
+      const size = fs.fstatSync(fd).size;
+      const last = Buffer.alloc(1);
+      const torn = size > 0 && fs.readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
+      fs.writeSync(fd, torn ? '\n' + line : line);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  begin(step: string, data?: Record<string, unknown>): void {
+    this.append({ type: 'begin', step, ...(data ? { data } : {}) });
+  }
+
+  done(step: string, data?: Record<string, unknown>): void {
+    this.append({ type: 'done', step, ...(data ? { data } : {}) });
+  }
+
+  failed(step: string, data?: Record<string, unknown>): void {
+    this.append({ type: 'failed', step, ...(data ? { data } : {}) });
+  }
+
+  record(step: string, data: Record<string, unknown>): void {
+    this.append({ type: 'record', step, data });
+  }
+
+  outcome(outcome: Outcome, data: Record<string, unknown> = {}): void {
+    this.append({ type: 'outcome', data: { outcome, ...data } });
+  }
+
+  /** Every event; a torn last line (crash mid-write) is ignored. */
+  events(): JournalEvent[] {
+    return readEvents(this.file);
+  }
+}
+
+function readEvents(file: string): JournalEvent[] {
+  const out: JournalEvent[] = [];
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const parsed = JournalEvent.safeParse(JSON.parse(line));
+      if (parsed.success) out.push(parsed.data);
+    } catch {
+      // torn write
+    }
+  }
+  return out;
+}
+
+export interface JournalSummary {
+  id: string;
+  time: string;
+  agent: string | null;
+  kind: string | null;
+  from: string | null;
+  to: string | null;
+  outcome: Outcome | 'unfinished';
+  /** The last step that began. */
+  step: string | null;
+}
+
+export function summarise(id: string, events: JournalEvent[]): JournalSummary {
+  const header = events.find((e) => e.type === 'header')?.data ?? {};
+  const outcome = [...events].reverse().find((e) => e.type === 'outcome')?.data?.outcome as Outcome | undefined;
+  const lastBegin = [...events].reverse().find((e) => e.type === 'begin');
+  const s = (v: unknown) => (typeof v === 'string' ? v : null);
+  return {
+    id,
+    time: events[0]?.t ?? '',
+    agent: s(header.agent),
+    kind: s(header.kind),
+    from: s(header.from),
+    to: s(header.to),
+    outcome: outcome ?? 'unfinished',
+    step: lastBegin?.step ?? null,
+  };
+}
+
+/** Every journal in the state dir, newest first. */
+export function listJournals(dir: string): JournalSummary[] {
+  const folder = path.join(dir, 'handoffs');
+  if (!fs.existsSync(folder)) return [];
+  return fs
+    .readdirSync(folder)
+    .filter((f) => f.endsWith('.jsonl'))
+    .map((f) => {
+      const id = f.slice(0, -'.jsonl'.length);
+      return summarise(id, readEvents(path.join(folder, f)));
+    })
+    .sort((a, b) => b.time.localeCompare(a.time));
+}
+
+/** A handoff id: time-ordered and with enough randomness never to collide (16 hex of entropy). */
+export function newHandoffId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+  const rand = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('');
+  return `${stamp}-${rand}`;
+}

@@ -1,0 +1,67 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Journal, listJournals, newHandoffId, stateDir } from '../../src/handoff/journal.js';
+import { acquireLock, localLiveness } from '../../src/handoff/lock.js';
+import { LocalHost } from '../../src/host/local.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-journal-'));
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('journal', () => {
+  it('lives under XDG_STATE_HOME, else ~/.local/state', () => {
+    expect(stateDir({ XDG_STATE_HOME: '/x/state', HOME: '/h' })).toBe('/x/state/agent-handoff');
+    expect(stateDir({ HOME: '/h' })).toBe('/h/.local/state/agent-handoff');
+  });
+  it('appends private, ordered events and summarises them', () => {
+    const id = newHandoffId();
+    const j = Journal.create(dir, id, { agent: 'rev', kind: 'claude', from: 'local', to: 'vega' });
+    j.begin('quit');
+    j.done('quit');
+    j.begin('transfer');
+    expect((fs.statSync(j.file).mode & 0o777).toString(8)).toBe('600');
+    // A torn last line (crash mid-write) is ignored.
+    fs.appendFileSync(j.file, '{"t":"x","type":"do');
+    const [s] = listJournals(dir);
+    expect(s).toMatchObject({ id, agent: 'rev', kind: 'claude', from: 'local', to: 'vega', outcome: 'unfinished', step: 'transfer' });
+    j.outcome('rolled_back');
+    expect(listJournals(dir)[0]?.outcome).toBe('rolled_back');
+  });
+  it('never reuses a journal and makes ids that do not collide', () => {
+    const ids = new Set(Array.from({ length: 1000 }, () => newHandoffId()));
+    expect(ids.size).toBe(1000);
+    const id = newHandoffId();
+    Journal.create(dir, id, {});
+    expect(() => Journal.create(dir, id, {})).toThrow();
+  });
+});
+
+describe('per-agent lock', () => {
+  const host = new LocalHost();
+  const owner = (pid: number) => ({ handoff: `h${pid}`, controller: os.hostname(), pid, started: new Date().toISOString() });
+
+  it('lets exactly one holder in, and refuses the second clearly', async () => {
+    const first = await acquireLock(host, { stateDir: dir, key: 'w1:p2', owner: owner(process.pid), isAlive: localLiveness(os.hostname()) });
+    await expect(acquireLock(host, { stateDir: dir, key: 'w1:p2', owner: owner(process.pid), isAlive: localLiveness(os.hostname()) })).rejects.toMatchObject({ code: 'handoff_in_progress' });
+    await first.release();
+    const again = await acquireLock(host, { stateDir: dir, key: 'w1:p2', owner: owner(process.pid), isAlive: localLiveness(os.hostname()) });
+    await again.release();
+  });
+  it('takes over a stale lock whose holder is dead', async () => {
+    const dead = 2 ** 22 + 12345; // above pid_max defaults: never alive
+    await acquireLock(host, { stateDir: dir, key: 'sess', owner: owner(dead), isAlive: () => true });
+    const taken = await acquireLock(host, { stateDir: dir, key: 'sess', owner: owner(process.pid), isAlive: localLiveness(os.hostname()) });
+    expect(taken.tookOver?.pid).toBe(dead);
+    await taken.release();
+  });
+  it('of many concurrent attempts exactly one wins', async () => {
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, () => acquireLock(host, { stateDir: dir, key: 'race', owner: owner(process.pid), isAlive: localLiveness(os.hostname()) })),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+  });
+});
