@@ -1,0 +1,52 @@
+// Quit the agent cleanly so nothing else writes its transcript, then wait until its pane's shell
+// owns the terminal again.
+import type { HerdrClient } from '../herdr/client.js';
+import { pollUntil, sleep } from '../sleep.js';
+import { quitFailed, type ScreenClassifier } from './screens.js';
+
+export interface QuitPlan {
+  /** Typed as text, then Enter after `pauseMs` (slash-command menus swallow an early Enter). */
+  text: string;
+  pauseMs: number;
+  /** Key pairs to try when the text does not work (e.g. ctrl+c twice; grok: ctrl+q twice). */
+  fallbackKeys: string[];
+  /** Gap between the fallback keys (agents want the second press within ~0.5–1 s). */
+  fallbackGapMs: number;
+}
+
+/** The pane's shell owns the terminal (no program in the foreground). */
+export async function paneAtShell(herdr: HerdrClient, pane: string): Promise<boolean> {
+  const info = await herdr.processInfo(pane);
+  return info.shell_pid != null && info.foreground_process_group_id === info.shell_pid;
+}
+
+export interface QuitResult {
+  method: 'quit_text' | 'fallback_keys';
+  ms: number;
+}
+
+export async function quitAgent(
+  herdr: HerdrClient,
+  pane: string,
+  kind: string,
+  plan: QuitPlan,
+  classify: ScreenClassifier,
+  opts: { timeoutMs: number },
+): Promise<QuitResult> {
+  const started = Date.now();
+  const exited = (ms: number) => pollUntil(async () => ((await paneAtShell(herdr, pane)) ? true : undefined), { timeoutMs: ms, everyMs: 150 });
+  await herdr.sendText(pane, plan.text);
+  await sleep(plan.pauseMs);
+  await herdr.sendKeys(pane, ['enter']);
+  if (await exited(Math.min(opts.timeoutMs, 15_000))) return { method: 'quit_text', ms: Date.now() - started };
+
+  // The text did not do it (a menu, a prompt, a modal screen): try the agent's key fallback once.
+  const keys = plan.fallbackKeys;
+  for (let i = 0; i < keys.length; i++) {
+    if (i > 0) await sleep(plan.fallbackGapMs);
+    await herdr.sendKeys(pane, [keys[i]!]);
+  }
+  if (await exited(Math.min(opts.timeoutMs, 8_000))) return { method: 'fallback_keys', ms: Date.now() - started };
+  const screen = await herdr.read(pane, { source: 'visible' });
+  throw quitFailed(kind, screen, classify(screen));
+}
