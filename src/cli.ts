@@ -50,6 +50,8 @@ export async function main(argv: string[]): Promise<void> {
         y.positional('target', { type: 'string' }).option('from', { type: 'string' }).option('timeout', { type: 'number' }),
       )
       .command('send <agent> [target]', 'Move an agent to another machine', sendOptions)
+      .command('history', 'List the handoffs run from this machine')
+      .command('show <id>', 'Show one handoff with its events', (y) => y.positional('id', { type: 'string' }))
       .command('schema', 'Print the JSON Schema of every result')
       .fail((msg, err) => {
         throw err ?? new UsageError(msg, 'Run `agent-handoff --help` for usage.');

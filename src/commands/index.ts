@@ -1,6 +1,7 @@
 // The command table: each command takes parsed args and returns its JSON result and exit code.
 import { LocalHost } from '../host/local.js';
 import { listAgents } from './list.js';
+import { historyResult, showResult } from './history.js';
 
 export interface CommandContext {
   env: NodeJS.ProcessEnv;
@@ -16,6 +17,8 @@ export interface CommandOutput {
 export type Command = (args: Record<string, unknown>, ctx: CommandContext) => Promise<CommandOutput>;
 
 export const COMMANDS: Record<string, Command> = {
+  history: async (_args, ctx) => ({ result: historyResult(ctx.env), exitCode: 0 }),
+  show: async (args, ctx) => ({ result: showResult(ctx.env, String(args.id)), exitCode: 0 }),
   list: async (_args, ctx) => {
     const host = new LocalHost();
     try {
