@@ -1,0 +1,342 @@
+// Discover: which checkout on the target is "the same repository" as the source's — matched by
+// normalised remote URL, never by path (the two machines lay out their folders differently).
+//
+// The scan is ONE remote command: a POSIX `sh` script running `find` with prunes over the
+// search roots and `git config --get-regexp` in every repository found. Roots and folders reach
+// the script as positional parameters, never inside its text. Results are cached per remote in
+// ~/.config/agent-handoff/repos.json on the target; a cached entry is re-validated (same one-
+// command script, restricted to the cached folders) before it is trusted.
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { z } from 'zod';
+import { HandoffError, HostError } from '../errors.js';
+import type { Host } from '../host/host.js';
+import { git, splitNul } from './git.js';
+import { isLocalRemote, normaliseRemote } from './remote-url.js';
+import { parseWorktreeList, type Worktree } from './worktrees.js';
+
+/** Where people keep checkouts, searched 4 levels deep (`~` itself: 2 levels). */
+export const DEFAULT_ROOTS = ['github.com', 'gitlab.com', 'src', 'code', 'dev', 'Developer', 'projects', 'repos', 'work', 'git', 'workspace'];
+const ROOT_DEPTH = 4;
+const HOME_DEPTH = 2;
+/** Folders never searched: dependency trees, build output, macOS media (hidden folders are skipped too). */
+export const SKIPPED_FOLDERS = ['node_modules', 'vendor', 'target', 'build', 'dist', 'Library', 'Applications', 'Pictures', 'Music', 'Movies', '__pycache__', 'venv', 'snap'];
+
+export interface RemoteOfRepo {
+  name: string;
+  url: string;
+  /** normaliseRemote(url), local paths resolved with realpath on their host. */
+  key: string;
+}
+
+export interface TargetCheckout {
+  /** Main worktree of the repository. */
+  path: string;
+  worktrees: Worktree[];
+  /** The remote key that matched. */
+  remote: string;
+  /** Worktree where the wanted branch is checked out, if any. */
+  branchWorktree: string | null;
+  /** Newest mtime of an index (or HEAD) among the repository's worktrees: recent use. */
+  lastUsedMs: number;
+}
+
+export interface DiscoverRequest {
+  target: Host;
+  /** The source repository's remotes (see `repoRemotes`). */
+  remotes: readonly RemoteOfRepo[];
+  /** The branch that will be placed (ranks checkouts that have it checked out first). */
+  branch: string | null;
+  /** A folder the user named (`--dir`): used as-is if it shares a remote, else `dir_mismatch`. */
+  dir?: string;
+  /** Search roots that override everything (absolute, or `~/…`). */
+  roots?: readonly string[];
+  /** Write nothing (the cache included). */
+  dryRun?: boolean;
+  timeoutMs?: number;
+}
+
+export interface DiscoverResult {
+  /** The best checkout. */
+  checkout: TargetCheckout;
+  /** Every matching checkout, best first. */
+  checkouts: TargetCheckout[];
+  /** How the answer was found. */
+  via: 'dir' | 'cache' | 'scan';
+  /** Cache state: hit (all valid), pruned (hit after dropping stale entries), stale (all invalid, rescanned), miss, off (dir). */
+  cache: 'hit' | 'pruned' | 'stale' | 'miss' | 'off';
+  /** Roots searched (empty when the cache answered). */
+  roots: string[];
+}
+
+/** Remotes of a repository, with normalised keys ('origin' first). */
+export async function repoRemotes(host: Host, repo: string): Promise<RemoteOfRepo[]> {
+  const r = await git(host, repo, ['config', '-z', '--get-regexp', '^remote\\..*\\.url$'], { okCodes: [1] });
+  const remotes: RemoteOfRepo[] = [];
+  for (const entry of splitNul(r.stdout)) {
+    const nl = entry.indexOf('\n');
+    if (nl < 0) continue;
+    const name = entry.slice('remote.'.length, nl - '.url'.length);
+    const url = entry.slice(nl + 1);
+    remotes.push({ name, url, key: await remoteKey(host, repo, url) });
+  }
+  return remotes.sort((a, b) => (a.name === 'origin' ? -1 : b.name === 'origin' ? 1 : 0));
+}
+
+/** normaliseRemote, with a local-path remote resolved (relative to the repository, then realpath). */
+export async function remoteKey(host: Host, repo: string, url: string): Promise<string> {
+  const key = normaliseRemote(url);
+  if (!isLocalRemote(key)) return key;
+  const abs = path.posix.resolve(repo, key);
+  return host.realpath(abs).catch(() => abs);
+}
+
+// The script gets the per-repository report script as $1 (find -exec starts a new sh, which
+// cannot see shell functions), then a mode. Mode "scan": pairs <maxdepth> <root>; every `.git`
+// within maxdepth is reported, hidden and skipped folders pruned. Mode "check": folders.
+// Each repository is reported as: D NUL <folder> NUL <git config -z remote urls> E NUL.
+const REPORT = `top=$1; shift
+for g do
+  d=\${g%/.git}
+  case $d in .) p=$top ;; *) p=$top/\${d#./} ;; esac
+  printf 'D\\0%s\\0' "$p"
+  git -C "$p" config -z --get-regexp '^remote\\..*\\.url$' 2>/dev/null
+  printf 'E\\0'
+done`;
+const SKIP_EXPR = SKIPPED_FOLDERS.map((n) => `-name ${n}`).join(' -o ');
+const SCAN_SCRIPT = `report=$1; mode=$2; shift 2
+if [ "$mode" = check ]; then
+  for dir do
+    if [ -e "$dir/.git" ]; then sh -c "$report" sh "$dir" ./.git; fi
+  done
+  exit 0
+fi
+while [ $# -ge 2 ]; do
+  depth=$1; root=$2; shift 2
+  (
+    cd -P -- "$root" 2>/dev/null || exit 0
+    find . -maxdepth "$depth" \\( -name .git -prune -exec sh -c "$report" sh "$(pwd -P)" {} + \\) -o \\( -type d \\( -name '.?*' -o ${SKIP_EXPR} \\) -prune \\) 2>/dev/null
+  )
+done
+exit 0`;
+
+interface FoundRepo {
+  dir: string;
+  urls: string[];
+}
+
+function parseReport(out: string): FoundRepo[] {
+  const tokens = out.split('\0');
+  const found: FoundRepo[] = [];
+  let cur: FoundRepo | null = null;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i] ?? '';
+    if (t === 'D' && cur === null) {
+      cur = { dir: tokens[++i] ?? '', urls: [] };
+    } else if (t === 'E' && cur) {
+      found.push(cur);
+      cur = null;
+    } else if (cur && t.includes('\n')) {
+      cur.urls.push(t.slice(t.indexOf('\n') + 1));
+    }
+  }
+  return found;
+}
+
+async function runScan(target: Host, params: string[], timeoutMs: number): Promise<FoundRepo[]> {
+  const r = await target.run(['sh', '-c', SCAN_SCRIPT, 'sh', REPORT, ...params], { timeoutMs });
+  if (r.exitCode !== 0) {
+    throw new HandoffError('discover_failed', `Searching for checkouts on ${target.label} failed: ${r.stderr.trim().slice(-500)}`, {
+      fix: 'Name the checkout with --dir.',
+    });
+  }
+  return parseReport(r.stdout);
+}
+
+async function matching(target: Host, found: FoundRepo[], keys: ReadonlySet<string>): Promise<{ dir: string; remote: string }[]> {
+  const out: { dir: string; remote: string }[] = [];
+  for (const f of found) {
+    for (const url of f.urls) {
+      const key = await remoteKey(target, f.dir, url);
+      if (keys.has(key)) {
+        out.push({ dir: f.dir, remote: key });
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+const DESCRIBE_SCRIPT = `for d do
+  printf 'D\\0%s\\0' "$d"
+  git -C "$d" rev-parse --absolute-git-dir 2>/dev/null
+  printf '\\0'
+  git -C "$d" worktree list --porcelain 2>/dev/null
+  printf '\\0'
+done
+exit 0`;
+
+/** Group matching folders by repository (main worktree), with worktrees and recency. */
+async function describe(target: Host, matches: { dir: string; remote: string }[], branch: string | null): Promise<TargetCheckout[]> {
+  if (matches.length === 0) return [];
+  const r = await target.run(['sh', '-c', DESCRIBE_SCRIPT, 'sh', ...matches.map((m) => m.dir)]);
+  const tokens = r.stdout.split('\0');
+  const byMain = new Map<string, TargetCheckout>();
+  for (let i = 0; i + 3 < tokens.length + 1; ) {
+    if (tokens[i] !== 'D') {
+      i++;
+      continue;
+    }
+    const dir = tokens[i + 1] ?? '';
+    const gitDir = (tokens[i + 2] ?? '').trim();
+    const worktrees = parseWorktreeList(tokens[i + 3] ?? '');
+    i += 4;
+    const main = worktrees[0];
+    const match = matches.find((m) => m.dir === dir);
+    if (!main || !match || !gitDir) continue;
+    const st = (await target.stat(`${gitDir}/index`)) ?? (await target.stat(`${gitDir}/HEAD`));
+    const known = byMain.get(main.path);
+    if (known) {
+      known.lastUsedMs = Math.max(known.lastUsedMs, st?.mtimeMs ?? 0);
+      continue;
+    }
+    const branchWorktree = branch === null ? null : (worktrees.find((w) => w.branch === branch && !w.bare)?.path ?? null);
+    byMain.set(main.path, { path: main.path, worktrees, remote: match.remote, branchWorktree, lastUsedMs: st?.mtimeMs ?? 0 });
+  }
+  return rankCheckouts([...byMain.values()]);
+}
+
+/** Best first: the branch checked out somewhere, then the most recently used. */
+export function rankCheckouts(list: readonly TargetCheckout[]): TargetCheckout[] {
+  return [...list].sort((a, b) => Number(b.branchWorktree !== null) - Number(a.branchWorktree !== null) || b.lastUsedMs - a.lastUsedMs || a.path.localeCompare(b.path));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Roots and cache.
+
+const ConfigSchema = z.object({ roots: z.array(z.string()).optional() }).passthrough();
+const CacheSchema = z.object({
+  version: z.literal(1),
+  remotes: z.record(z.string(), z.object({ paths: z.array(z.string()), updatedAt: z.string() })),
+});
+type Cache = z.infer<typeof CacheSchema>;
+
+function expandHome(p: string, home: string): string {
+  if (p === '~') return home;
+  if (p.startsWith('~/')) return path.posix.join(home, p.slice(2));
+  return path.posix.isAbsolute(p) ? p : path.posix.join(home, p);
+}
+
+async function configDir(target: Host): Promise<string> {
+  const info = await target.info();
+  const xdg = info.loginEnv.XDG_CONFIG_HOME;
+  return path.posix.join(xdg && path.posix.isAbsolute(xdg) ? xdg : path.posix.join(info.home, '.config'), 'agent-handoff');
+}
+
+async function readJson(target: Host, file: string): Promise<unknown> {
+  try {
+    return JSON.parse((await target.readFile(file)).toString('utf8')) as unknown;
+  } catch (err) {
+    if (err instanceof HostError && err.code === 'not_found') return undefined;
+    if (err instanceof SyntaxError) return undefined;
+    throw err;
+  }
+}
+
+/** Search roots as [maxdepth of .git, folder] pairs: explicit > AGENT_HANDOFF_ROOTS > config.json > defaults. */
+export async function searchRoots(target: Host, explicit?: readonly string[]): Promise<{ depth: number; root: string }[]> {
+  const info = await target.info();
+  let custom: readonly string[] | undefined = explicit;
+  if (!custom?.length) {
+    const env = info.loginEnv.AGENT_HANDOFF_ROOTS;
+    if (env) custom = env.split(':').filter(Boolean);
+  }
+  if (!custom?.length) {
+    const parsed = ConfigSchema.safeParse(await readJson(target, path.posix.join(await configDir(target), 'config.json')));
+    if (parsed.success && parsed.data.roots?.length) custom = parsed.data.roots;
+  }
+  // maxdepth counts the `.git` entry: a repository N folders down has its .git at N + 1.
+  if (custom?.length) return custom.map((r) => ({ depth: ROOT_DEPTH + 1, root: expandHome(r, info.home) }));
+  return [...DEFAULT_ROOTS.map((r) => ({ depth: ROOT_DEPTH + 1, root: path.posix.join(info.home, r) })), { depth: HOME_DEPTH + 1, root: info.home }];
+}
+
+async function readCache(target: Host, file: string): Promise<Cache> {
+  const parsed = CacheSchema.safeParse(await readJson(target, file));
+  return parsed.success ? parsed.data : { version: 1, remotes: {} };
+}
+
+/** Atomic: a temporary file in the same folder, then rename over the cache. */
+async function writeCache(target: Host, file: string, cache: Cache): Promise<void> {
+  await target.mkdirp(path.posix.dirname(file), 0o700);
+  const tmp = `${file}.tmp-${randomBytes(6).toString('hex')}`;
+  await target.writeFile(tmp, JSON.stringify(cache, null, 2) + '\n', { mode: 0o600 });
+  await target.rename(tmp, file);
+}
+
+/** Find the target checkout of the source repository. */
+export async function discoverCheckout(req: DiscoverRequest): Promise<DiscoverResult> {
+  const { target } = req;
+  const timeoutMs = req.timeoutMs ?? 60_000;
+  const keys = new Set(req.remotes.map((r) => r.key).filter(Boolean));
+  const primary = req.remotes[0]?.key;
+  if (!primary) {
+    throw new HandoffError('no_remote', 'The source repository has no remote, so its checkout on the target cannot be recognised.', {
+      fix: 'Add a remote (git remote add origin <url>) or name the target checkout with --dir.',
+    });
+  }
+  const info = await target.info();
+
+  if (req.dir !== undefined) {
+    const dir = expandHome(req.dir, info.home);
+    const top = await git(target, '/', ['-C', dir, 'rev-parse', '--show-toplevel'], { okCodes: [128, 1] });
+    const root = top.exitCode === 0 ? top.stdout.trim() : null;
+    const found = root ? await matching(target, await runScan(target, ['check', root], timeoutMs), keys) : [];
+    const [checkout] = await describe(target, found, req.branch);
+    if (!checkout) {
+      throw new HandoffError('dir_mismatch', root ? `${dir} on ${target.label} is a checkout of another repository (no remote in common with the source).` : `${dir} on ${target.label} is not a git checkout.`, {
+        fix: `Name a checkout of ${primary} with --dir, or leave --dir out to search for one.`,
+        details: { dir, remotes: [...keys] },
+      });
+    }
+    return { checkout, checkouts: [checkout], via: 'dir', cache: 'off', roots: [] };
+  }
+
+  const cacheFile = path.posix.join(await configDir(target), 'repos.json');
+  const cache = await readCache(target, cacheFile);
+  const cached = cache.remotes[primary]?.paths ?? [];
+  let cacheState: DiscoverResult['cache'] = 'miss';
+  if (cached.length > 0) {
+    const valid = await matching(target, await runScan(target, ['check', ...cached], timeoutMs), keys);
+    const checkouts = await describe(target, valid, req.branch);
+    if (checkouts.length > 0) {
+      const kept = checkouts.map((c) => c.path);
+      const pruned = kept.length !== cached.length || kept.some((p) => !cached.includes(p));
+      if (pruned && !req.dryRun) await writeCache(target, cacheFile, withEntry(cache, primary, kept));
+      return { checkout: checkouts[0] as TargetCheckout, checkouts, via: 'cache', cache: pruned ? 'pruned' : 'hit', roots: [] };
+    }
+    cacheState = 'stale';
+  }
+
+  const roots = await searchRoots(target, req.roots);
+  const found = await runScan(target, ['scan', ...roots.flatMap((r) => [String(r.depth), r.root])], timeoutMs);
+  const unique = [...new Map(found.map((f) => [f.dir, f])).values()];
+  const checkouts = await describe(target, await matching(target, unique, keys), req.branch);
+  if (!req.dryRun && (checkouts.length > 0 || cacheState === 'stale')) {
+    await writeCache(target, cacheFile, withEntry(cache, primary, checkouts.map((c) => c.path)));
+  }
+  const best = checkouts[0];
+  if (!best) {
+    throw new HandoffError('repo_not_found', `No checkout of ${primary} was found on ${target.label}.`, {
+      fix: `Clone it on ${target.label} (git clone ${req.remotes[0]?.url ?? primary}) or name it with --dir; search roots can be set with AGENT_HANDOFF_ROOTS or ~/.config/agent-handoff/config.json.`,
+      details: { remote: primary, roots: roots.map((r) => r.root) },
+    });
+  }
+  return { checkout: best, checkouts, via: 'scan', cache: cacheState, roots: roots.map((r) => r.root) };
+}
+
+function withEntry(cache: Cache, key: string, paths: string[]): Cache {
+  const remotes = { ...cache.remotes };
+  if (paths.length === 0) delete remotes[key];
+  else remotes[key] = { paths, updatedAt: new Date().toISOString() };
+  return { version: 1, remotes };
+}

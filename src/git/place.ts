@@ -1,0 +1,450 @@
+// Place: on the target, put the source's branch where the agent will work, and its uncommitted
+// work on top — without ever losing something that was already there.
+//
+// Where the branch lands:
+//   - checked out in some worktree → that worktree, fast-forwarded (refused if it has uncommitted
+//     changes, or commits the source lacks);
+//   - otherwise → the branch ref is fast-forwarded or created, and a worktree is added beside the
+//     main checkout at `<main>.worktrees/<slug>`.
+// The snapshot is then applied with a temporary index (`read-tree -m -u head wip`): files change,
+// new files appear untracked, deletions happen, the target's real index is not touched.
+//
+// The read-only check (`checkPlacement`, run by the plan before the agent is quit, and again by
+// `place` before its first change): every placement that is not refused puts the worktree at
+// exactly the source's HEAD — a clean checkout of it, or a fast-forward of a clean one — and the
+// snapshot is a child of that HEAD. Applying a child onto a clean checkout of its own parent can
+// only fail because of files git does not track there: untracked or ignored files (or folders,
+// or case-insensitive twins) sitting where the fast-forward or the snapshot adds a path. So the
+// check needs no objects on the target and writes nothing: the source lists the paths added
+// between the worktree's commit and the snapshot (the source has that commit, or the branches
+// diverged and we refuse anyway), and one POSIX `sh` loop on the target tests those paths.
+import { z } from 'zod';
+import { HandoffError } from '../errors.js';
+import type { Host } from '../host/host.js';
+import { branchRef, copyIndex, git, isAncestor, line, splitNul, tempName, ZERO_OID } from './git.js';
+import { changedBetween, type ChangedFile } from './snapshot.js';
+import { cleanupRefs, presentObjects } from './transfer.js';
+import { branchSlug, branchTaken, firstFree, isInside, listWorktrees, worktreeHome, type Worktree } from './worktrees.js';
+
+export interface PlacementRequest {
+  target: Host;
+  /** Any checkout of the repository on the target (the discovered one). */
+  targetRepo: string;
+  id: string;
+  /** The source's HEAD commit and snapshot commit (null: nothing uncommitted). */
+  head: string;
+  wip: string | null;
+  /** The source's branch, or null for a detached HEAD. */
+  sourceBranch: string | null;
+  /** true → a new branch `handoff/<id>`; a string → a new branch of that name; suffixed -2, -3… if taken. */
+  newBranch?: boolean | string;
+}
+
+export interface PlacementPlan {
+  id: string;
+  /** Main checkout of the target repository. */
+  repo: string;
+  branch: string;
+  /** 'checked-out': the branch's existing worktree; 'new-worktree': a worktree added beside the repo. */
+  mode: 'checked-out' | 'new-worktree';
+  /** Folder the agent will work in. */
+  worktree: string;
+  /** The branch's commit on the target before placement; null when the branch is created. */
+  branchTip: string | null;
+  /** The branch moves from branchTip to head. */
+  fastForward: boolean;
+  head: string;
+  wip: string | null;
+  /** What the snapshot changes relative to head. */
+  changedFiles: ChangedFile[];
+}
+
+/** The facts that need the commits: asked of the source before transfer, of the target after. */
+interface CommitOracle {
+  has(oid: string): Promise<boolean>;
+  isAncestor(a: string, b: string): Promise<boolean>;
+  changed(from: string, to: string): Promise<ChangedFile[]>;
+}
+
+function oracleOn(host: Host, repo: string): CommitOracle {
+  return {
+    has: async (oid) => (await presentObjects(host, repo, [oid])).length === 1,
+    isAncestor: (a, b) => isAncestor(host, repo, a, b),
+    changed: (from, to) => changedBetween(host, repo, from, to),
+  };
+}
+
+/**
+ * Decide the placement and check it would succeed, changing nothing anywhere (no refs, no files,
+ * no index). Throws `target_dirty`, `target_diverged`, `apply_conflict`… exactly as `place` would.
+ */
+export async function checkPlacement(req: PlacementRequest & { source: Host; sourceRepo: string }): Promise<PlacementPlan> {
+  return planPlacement(req, oracleOn(req.source, req.sourceRepo));
+}
+
+async function planPlacement(req: PlacementRequest, commits: CommitOracle): Promise<PlacementPlan> {
+  const { target, head, wip } = req;
+  const worktrees = await listWorktrees(target, req.targetRepo);
+  const main = worktrees[0];
+  if (!main) throw new HandoffError('git_failed', `git listed no worktree for ${req.targetRepo} on ${target.label}.`);
+  const refs = await branchRefs(target, main.path);
+  const wantNew = req.newBranch !== undefined && req.newBranch !== false;
+  let branch: string;
+  if (wantNew || req.sourceBranch === null) {
+    const base = typeof req.newBranch === 'string' && req.newBranch ? req.newBranch : `handoff/${req.id}`;
+    await checkBranchName(target, main.path, base);
+    branch = firstFree(base, (c) => branchTaken(c, refs.branches));
+  } else {
+    branch = req.sourceBranch;
+  }
+  const branchTip = refs.tips.get(branch) ?? null;
+  const checkedOut = worktrees.find((w) => w.branch === branch && !w.bare) ?? null;
+  const changedFiles = wip ? await commits.changed(head, wip) : [];
+
+  // The branch may only move forward to head: anything else would drop the target's commits.
+  let fastForward = false;
+  if (branchTip !== null && branchTip !== head) {
+    if (!(await commits.has(branchTip)) || !(await commits.isAncestor(branchTip, head))) {
+      throw new HandoffError('target_diverged', `Branch ${branch} on ${target.label} has commits the source does not have (${branchTip.slice(0, 12)} is not an ancestor of ${head.slice(0, 12)}).`, {
+        fix: `Bring the branches together first (push from ${target.label} and pull at the source), or hand off with --new-branch.`,
+        details: { branch, targetCommit: branchTip, sourceCommit: head, worktree: checkedOut?.path ?? null },
+      });
+    }
+    fastForward = true;
+  }
+
+  const plan: PlacementPlan = { id: req.id, repo: main.path, branch, mode: 'new-worktree', worktree: '', branchTip, fastForward, head, wip, changedFiles };
+  if (checkedOut) {
+    if (checkedOut.prunable || !(await target.stat(checkedOut.path))) {
+      throw new HandoffError('target_worktree_missing', `Branch ${branch} is checked out in ${checkedOut.path} on ${target.label}, but that folder is gone.`, {
+        fix: `Run \`git worktree prune\` in ${main.path} on ${target.label}, then hand off again.`,
+        details: { worktree: checkedOut.path },
+      });
+    }
+    if (branchTip === null) {
+      throw new HandoffError('target_unborn', `Branch ${branch} is checked out in ${checkedOut.path} on ${target.label} but has no commit yet.`, {
+        fix: `Check out another branch in ${checkedOut.path} on ${target.label}, or hand off with --new-branch.`,
+        details: { worktree: checkedOut.path },
+      });
+    }
+    const dirty = await dirtyFiles(target, checkedOut.path);
+    if (dirty.length > 0) {
+      throw new HandoffError('target_dirty', `Branch ${branch} is checked out in ${checkedOut.path} on ${target.label}, which has uncommitted changes (${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}).`, {
+        fix: `Commit or stash the changes in ${checkedOut.path} on ${target.label}, or hand off with --new-branch.`,
+        details: { worktree: checkedOut.path, files: dirty.slice(0, 50) },
+      });
+    }
+    const added = branchTip === (wip ?? head) ? [] : await commits.changed(branchTip, wip ?? head);
+    const clashes = await untrackedClashes(target, checkedOut.path, added);
+    if (clashes.length > 0) {
+      throw new HandoffError('apply_conflict', `The changes would overwrite files that git does not track in ${checkedOut.path} on ${target.label}: ${clashes.slice(0, 5).join(', ')}${clashes.length > 5 ? ', …' : ''}.`, {
+        fix: `Move those files away in ${checkedOut.path} on ${target.label}, or hand off with --new-branch.`,
+        details: { worktree: checkedOut.path, files: clashes.slice(0, 50) },
+      });
+    }
+    return { ...plan, mode: 'checked-out', worktree: checkedOut.path };
+  }
+  return { ...plan, worktree: await newWorktreePath(target, main, worktrees, branch) };
+}
+
+async function checkBranchName(target: Host, repo: string, name: string): Promise<void> {
+  const r = await git(target, repo, ['check-ref-format', '--branch', name], { okCodes: [1, 128] });
+  if (r.exitCode !== 0) {
+    throw new HandoffError('bad_branch_name', `${JSON.stringify(name)} is not a valid branch name.`, { fix: 'Choose another name for --new-branch.' });
+  }
+}
+
+/** Local branches (name → commit) of the repository, plus origin's branches for upstreams. */
+async function branchRefs(target: Host, repo: string): Promise<{ branches: Set<string>; tips: Map<string, string>; origin: Set<string> }> {
+  const out = (await git(target, repo, ['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/', 'refs/remotes/origin/'])).stdout;
+  const tips = new Map<string, string>();
+  const origin = new Set<string>();
+  for (const l of out.split('\n')) {
+    const sp = l.indexOf(' ');
+    if (sp < 0) continue;
+    const oid = l.slice(0, sp);
+    const ref = l.slice(sp + 1);
+    if (ref.startsWith('refs/heads/')) tips.set(ref.slice('refs/heads/'.length), oid);
+    else if (ref.startsWith('refs/remotes/origin/')) origin.add(ref.slice('refs/remotes/origin/'.length));
+  }
+  return { branches: new Set(tips.keys()), tips, origin };
+}
+
+/** Tracked files with staged or unstaged changes in a worktree (read-only: no optional locks). */
+async function dirtyFiles(target: Host, worktree: string): Promise<string[]> {
+  const records = splitNul((await git(target, worktree, ['status', '--porcelain=v1', '-z', '--untracked-files=no'])).stdout);
+  const named = records.filter((r) => r.length > 3 && r[2] === ' ').map((r) => r.slice(3));
+  // A rename's second record is its old name; any record at all means dirty.
+  return named.length > 0 || records.length === 0 ? named : records;
+}
+
+// Tests each argument `f:<path>` (a path the change adds: must not exist in any form) and
+// `d:<path>` (a folder the change needs: must be absent or a real folder); prints the clashes.
+const CLASH_SCRIPT = `for a do
+  p=./\${a#??}
+  case $a in
+    f:*) if [ -e "$p" ] || [ -h "$p" ]; then printf '%s\\0' "\${a#??}"; fi ;;
+    d:*) if [ -h "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }; then printf '%s\\0' "\${a#??}"; fi ;;
+  esac
+done`;
+
+/**
+ * Paths the change would add that already exist, untracked or ignored, in a clean worktree.
+ * `changes` is the diff from the worktree's commit to the final state.
+ */
+export async function untrackedClashes(target: Host, worktree: string, changes: readonly ChangedFile[]): Promise<string[]> {
+  const deleted = new Set(changes.filter((c) => c.status === 'D').map((c) => c.path));
+  const deletedDirs = new Set<string>();
+  for (const d of deleted) for (const dir of parents(d)) deletedDirs.add(dir);
+  const checks: string[] = [];
+  const dirs = new Set<string>();
+  for (const c of changes) {
+    if (c.status !== 'A') continue;
+    // A tracked folder that becomes a file: the folder's files go first; read-tree guards the rest.
+    if (!deletedDirs.has(c.path)) checks.push(`f:${c.path}`);
+    for (const dir of parents(c.path)) if (!deleted.has(dir)) dirs.add(dir);
+  }
+  for (const d of dirs) checks.push(`d:${d}`);
+  const clashes: string[] = [];
+  // Chunks keep each command line far below ARG_MAX and the ssh channel-request limit.
+  for (let i = 0; i < checks.length; i += 500) {
+    const r = await target.run(['sh', '-c', CLASH_SCRIPT, 'sh', ...checks.slice(i, i + 500)], { cwd: worktree });
+    if (r.exitCode !== 0) throw new HandoffError('target_check_failed', `Could not check ${worktree} on ${target.label}: ${r.stderr.trim()}`);
+    clashes.push(...splitNul(r.stdout));
+  }
+  return clashes;
+}
+
+function parents(p: string): string[] {
+  const parts = p.split('/');
+  const out: string[] = [];
+  for (let i = 1; i < parts.length; i++) out.push(parts.slice(0, i).join('/'));
+  return out;
+}
+
+async function newWorktreePath(target: Host, main: Worktree, worktrees: readonly Worktree[], branch: string): Promise<string> {
+  const home = worktreeHome(main.path);
+  for (const w of worktrees) {
+    if (isInside(home, w.path)) {
+      throw new HandoffError('worktree_nested', `A new worktree at ${home} on ${target.label} would be inside the worktree ${w.path}.`, {
+        fix: 'Check out the branch somewhere on the target yourself, or hand off with --dir.',
+      });
+    }
+  }
+  const base = `${home}/${branchSlug(branch)}`;
+  for (let n = 1; ; n++) {
+    const candidate = n === 1 ? base : `${base}-${n}`;
+    if (!worktrees.some((w) => w.path === candidate) && (await target.stat(candidate)) === null) return candidate;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The record of what placement changed, and its exact undo.
+
+const Oid = z.string().regex(/^[0-9a-f]{40,64}$/);
+export const PlacementActionSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('branch-created'), branch: z.string(), at: Oid }),
+  z.object({ kind: z.literal('branch-moved'), branch: z.string(), from: Oid, to: Oid }),
+  z.object({ kind: z.literal('upstream-set'), branch: z.string() }),
+  z.object({ kind: z.literal('worktree-added'), path: z.string(), createdHome: z.string().nullable() }),
+  z.object({ kind: z.literal('fast-forwarded'), worktree: z.string(), branch: z.string(), from: Oid, to: Oid }),
+  z.object({ kind: z.literal('snapshot-applied'), worktree: z.string(), head: Oid, wip: Oid }),
+]);
+export type PlacementAction = z.infer<typeof PlacementActionSchema>;
+
+export const PlacementRecordSchema = z.object({
+  version: z.literal(1),
+  id: z.string(),
+  repo: z.string(),
+  branch: z.string(),
+  mode: z.enum(['checked-out', 'new-worktree']),
+  worktree: z.string(),
+  /** The branch's commit before placement (null: created). */
+  previousCommit: Oid.nullable(),
+  head: Oid,
+  wip: Oid.nullable(),
+  /** In the order they happened; undo walks them backwards. */
+  actions: z.array(PlacementActionSchema),
+});
+export type PlacementRecord = z.infer<typeof PlacementRecordSchema>;
+
+/**
+ * Place the branch and the snapshot on the target. The objects must be there already (`transfer`).
+ * Re-checks everything first with the target's own commits; on a failure midway undoes its own
+ * changes before rethrowing. Deletes refs/handoff/<id>/* in every case.
+ */
+export async function place(req: PlacementRequest): Promise<PlacementRecord> {
+  const { target } = req;
+  try {
+    const plan = await planPlacement(req, oracleOn(target, req.targetRepo));
+    const record: PlacementRecord = {
+      version: 1,
+      id: req.id,
+      repo: plan.repo,
+      branch: plan.branch,
+      mode: plan.mode,
+      worktree: plan.worktree,
+      previousCommit: plan.branchTip,
+      head: req.head,
+      wip: req.wip,
+      actions: [],
+    };
+    try {
+      await execute(target, plan, record);
+    } catch (err) {
+      const undo = await undoPlacement(target, record);
+      if (err instanceof HandoffError && undo.errors.length > 0) {
+        throw new HandoffError(err.code, err.message, { ...(err.fix ? { fix: err.fix } : {}), details: { ...err.details, undoErrors: undo.errors }, cause: err });
+      }
+      throw err;
+    }
+    return record;
+  } finally {
+    await cleanupRefs(target, req.targetRepo, req.id).catch(() => undefined);
+  }
+}
+
+async function execute(target: Host, plan: PlacementPlan, record: PlacementRecord): Promise<void> {
+  const ref = branchRef(plan.branch);
+  const msg = `agent-handoff ${plan.id}`;
+  if (plan.mode === 'checked-out') {
+    if (plan.fastForward && plan.branchTip) {
+      // Plumbing rather than `git merge --ff-only`: no hooks, no merge machinery, same checks
+      // (read-tree refuses to overwrite local changes or untracked files).
+      await git(target, plan.worktree, ['update-index', '-q', '--refresh'], { okCodes: [1] });
+      await git(target, plan.worktree, ['read-tree', '-u', '-m', plan.branchTip, plan.head]);
+      record.actions.push({ kind: 'fast-forwarded', worktree: plan.worktree, branch: plan.branch, from: plan.branchTip, to: plan.head });
+      await git(target, plan.worktree, ['update-ref', '-m', `${msg}: fast-forward`, ref, plan.head, plan.branchTip]);
+    }
+  } else {
+    if (plan.branchTip === null) {
+      await git(target, plan.repo, ['update-ref', '-m', `${msg}: create`, ref, plan.head, ZERO_OID]);
+      record.actions.push({ kind: 'branch-created', branch: plan.branch, at: plan.head });
+    } else if (plan.fastForward) {
+      await git(target, plan.repo, ['update-ref', '-m', `${msg}: fast-forward`, ref, plan.head, plan.branchTip]);
+      record.actions.push({ kind: 'branch-moved', branch: plan.branch, from: plan.branchTip, to: plan.head });
+    }
+    const home = worktreeHome(plan.repo);
+    const createdHome = (await target.stat(home)) === null ? home : null;
+    await git(target, plan.repo, ['worktree', 'add', '-q', plan.worktree, plan.branch]);
+    record.actions.push({ kind: 'worktree-added', path: plan.worktree, createdHome });
+  }
+  await setUpstream(target, plan, record);
+  if (plan.wip) await applySnapshot(target, plan.worktree, plan.head, plan.wip, record);
+}
+
+/** Track origin/<branch> when it exists and the branch tracks nothing yet. */
+async function setUpstream(target: Host, plan: PlacementPlan, record: PlacementRecord): Promise<void> {
+  const hasOrigin = await git(target, plan.repo, ['rev-parse', '--verify', '-q', `refs/remotes/origin/${plan.branch}`], { okCodes: [1] });
+  if (hasOrigin.exitCode !== 0) return;
+  const current = await git(target, plan.repo, ['config', '--get', `branch.${plan.branch}.merge`], { okCodes: [1] });
+  if (current.exitCode === 0) return;
+  record.actions.push({ kind: 'upstream-set', branch: plan.branch });
+  await git(target, plan.repo, ['config', `branch.${plan.branch}.remote`, 'origin']);
+  await git(target, plan.repo, ['config', `branch.${plan.branch}.merge`, branchRef(plan.branch)]);
+}
+
+/** The index file of a worktree (linked worktrees keep theirs under .git/worktrees/<name>). */
+async function indexOf(target: Host, worktree: string): Promise<{ index: string; gitDir: string }> {
+  const gitDir = line(await git(target, worktree, ['rev-parse', '--absolute-git-dir']));
+  return { index: `${gitDir}/index`, gitDir };
+}
+
+/**
+ * Move the worktree's files from `from` to `to` through a temporary index that starts as the
+ * real index (clean at `from`, so its stat cache is valid): `read-tree -m -u` writes only the
+ * paths that differ, refuses to overwrite anything changed or untracked, and the real index
+ * stays as it was — new files show up untracked, changes unstaged.
+ */
+async function moveFiles(target: Host, worktree: string, from: string, to: string, indexAt: string): Promise<void> {
+  const { index, gitDir } = await indexOf(target, worktree);
+  const tmp = tempName(gitDir, 'index');
+  const env = { GIT_INDEX_FILE: tmp };
+  try {
+    await copyIndex(target, index, tmp);
+    // Make the temporary index describe `from` (it holds `indexAt`, normally the same commit).
+    if (indexAt !== from) await git(target, worktree, ['read-tree', '-m', indexAt, from], { env });
+    await git(target, worktree, ['update-index', '-q', '--refresh'], { env, okCodes: [1] });
+    await git(target, worktree, ['read-tree', '-m', '-u', from, to], { env });
+  } finally {
+    await target.remove(tmp).catch(() => undefined);
+  }
+}
+
+async function applySnapshot(target: Host, worktree: string, head: string, wip: string, record: PlacementRecord): Promise<void> {
+  try {
+    await moveFiles(target, worktree, head, wip, head);
+  } catch (err) {
+    if (err instanceof HandoffError && err.code === 'git_failed') {
+      throw new HandoffError('apply_conflict', `The uncommitted changes could not be applied in ${worktree} on ${target.label}: ${err.message}`, {
+        fix: `Move the files named above away in ${worktree} on ${target.label}, or hand off with --new-branch.`,
+        details: err.details,
+        cause: err,
+      });
+    }
+    throw err;
+  }
+  record.actions.push({ kind: 'snapshot-applied', worktree, head, wip });
+}
+
+export interface UndoResult {
+  undone: PlacementAction[];
+  errors: { action: PlacementAction; message: string }[];
+}
+
+/**
+ * Undo a placement exactly, newest change first. Never forces over work done since: a file
+ * changed after the apply makes that step fail (reported in `errors`) rather than be lost.
+ */
+export async function undoPlacement(target: Host, record: PlacementRecord): Promise<UndoResult> {
+  const rec = PlacementRecordSchema.parse(record);
+  const result: UndoResult = { undone: [], errors: [] };
+  const removedWorktrees = new Set(rec.actions.filter((a) => a.kind === 'worktree-added').map((a) => a.path));
+  for (const action of [...rec.actions].reverse()) {
+    try {
+      await undoAction(target, rec, action, removedWorktrees);
+      result.undone.push(action);
+    } catch (err) {
+      result.errors.push({ action, message: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  return result;
+}
+
+async function undoAction(target: Host, rec: PlacementRecord, action: PlacementAction, removedWorktrees: Set<string>): Promise<void> {
+  const msg = `agent-handoff ${rec.id}: undo`;
+  switch (action.kind) {
+    case 'snapshot-applied':
+      // A worktree that is removed next takes the applied files with it.
+      if (removedWorktrees.has(action.worktree)) return;
+      await moveFiles(target, action.worktree, action.wip, action.head, action.head);
+      return;
+    case 'fast-forwarded': {
+      await git(target, action.worktree, ['update-index', '-q', '--refresh'], { okCodes: [1] });
+      await git(target, action.worktree, ['read-tree', '-u', '-m', action.to, action.from]);
+      // The record is written between read-tree and update-ref: the ref may not have moved yet.
+      const now = await git(target, action.worktree, ['rev-parse', '--verify', '-q', branchRef(action.branch)], { okCodes: [1] });
+      if (line(now) === action.to) await git(target, action.worktree, ['update-ref', '-m', msg, branchRef(action.branch), action.from, action.to]);
+      return;
+    }
+    case 'worktree-added': {
+      const r = await git(target, rec.repo, ['worktree', 'remove', '--force', '--force', action.path], { okCodes: [128] });
+      if (r.exitCode !== 0) {
+        await target.remove(action.path, { recursive: true });
+        await git(target, rec.repo, ['worktree', 'prune']);
+      }
+      if (action.createdHome) await target.run(['rmdir', action.createdHome]);
+      return;
+    }
+    case 'upstream-set':
+      await git(target, rec.repo, ['config', '--unset', `branch.${action.branch}.remote`], { okCodes: [5] });
+      await git(target, rec.repo, ['config', '--unset', `branch.${action.branch}.merge`], { okCodes: [5] });
+      return;
+    case 'branch-moved':
+      await git(target, rec.repo, ['update-ref', '-m', msg, branchRef(action.branch), action.from, action.to]);
+      return;
+    case 'branch-created':
+      await git(target, rec.repo, ['update-ref', '-m', msg, '-d', branchRef(action.branch), action.at]);
+      return;
+  }
+}

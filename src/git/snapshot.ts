@@ -1,0 +1,131 @@
+// Snapshot: the uncommitted work of a checkout as ONE commit object whose parent is HEAD.
+//
+// Built through a temporary index (a copy of the real one, so git's stat cache spares re-hashing
+// unchanged files): `git add -A` into it, `write-tree`, `commit-tree`. The user's index, branch,
+// HEAD and files are never written; the only trace is unreferenced objects in the object store,
+// which git's gc removes in time. Untracked files that are not ignored are included; ignored
+// files are not (they are build output and secrets more often than work).
+import path from 'node:path';
+import { HandoffError } from '../errors.js';
+import type { Host } from '../host/host.js';
+import { copyIndex, git, line, splitNul, tempName } from './git.js';
+
+/** Author and committer of the internal snapshot commit, so a machine without a git identity works too. */
+export const SNAPSHOT_IDENTITY: Record<string, string> = {
+  GIT_AUTHOR_NAME: 'agent-handoff',
+  GIT_AUTHOR_EMAIL: 'agent-handoff@localhost',
+  GIT_COMMITTER_NAME: 'agent-handoff',
+  GIT_COMMITTER_EMAIL: 'agent-handoff@localhost',
+};
+
+export interface ChangedFile {
+  /** A added (also untracked), M modified, D deleted, T type changed (file ↔ symlink ↔ submodule). */
+  status: string;
+  /** Path relative to the repository root, as git spells it. */
+  path: string;
+}
+
+export interface RepoLayout {
+  /** `git rev-parse --show-toplevel` (the worktree the agent is in). */
+  repoRoot: string;
+  /** repoRoot with every symlink resolved. */
+  realRoot: string;
+  /** This worktree's git folder (`.git`, or `.git/worktrees/<name>` in a linked worktree). */
+  gitDir: string;
+  /** The repository's shared git folder (objects, refs). */
+  commonDir: string;
+  /** Path of the agent's cwd below repoRoot ('' at the root), POSIX separators, no trailing slash. */
+  relativeCwd: string;
+}
+
+export interface Snapshot extends RepoLayout {
+  /** Commit HEAD points at. */
+  head: string;
+  /** Checked-out branch name (without refs/heads/), or null for a detached HEAD. */
+  branch: string | null;
+  /** The commit holding the uncommitted work (parent: head), or null when the tree equals HEAD's. */
+  snapshot: string | null;
+  /** Tree of the working state (equals HEAD's tree when there is nothing uncommitted). */
+  tree: string;
+  changedFiles: ChangedFile[];
+  /**
+   * Identity of the working state: `<head>:<tree>`. Trees are content-addressed, so two equal
+   * fingerprints mean byte-identical tracked and untracked (non-ignored) files on the same HEAD.
+   */
+  fingerprint: string;
+}
+
+/** Where the checkout containing `cwd` keeps things; throws `not_a_repo` or `unborn_head`. */
+export async function repoLayout(host: Host, cwd: string): Promise<RepoLayout & { head: string; branch: string | null }> {
+  // One command for everything: toplevel, git dirs, prefix, HEAD commit and its symbolic name.
+  const args = ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir', '--show-prefix', 'HEAD', '--symbolic-full-name', 'HEAD'];
+  const r = await host.run(['git', ...args], { cwd, env: { LC_ALL: 'C', GIT_OPTIONAL_LOCKS: '0' } });
+  const lines = r.stdout.split('\n');
+  const [top, gitDir, common, prefix, head, symbolic] = lines;
+  if (r.exitCode !== 0) {
+    if (top?.startsWith('/') && /ambiguous argument 'HEAD'|unknown revision/.test(r.stderr)) {
+      throw new HandoffError('unborn_head', `The repository at ${top} on ${host.label} has no commit yet, so there is no branch to hand off.`, {
+        fix: 'Make a first commit (git add -A && git commit -m "first commit"), then hand off again.',
+        details: { repoRoot: top },
+      });
+    }
+    if (r.exitCode === 127) throw new HandoffError('git_missing', `git is not installed on ${host.label}.`, { fix: `Install git on ${host.label}.` });
+    throw new HandoffError('not_a_repo', `${cwd} on ${host.label} is not inside a git checkout: ${r.stderr.trim()}`, {
+      fix: 'Run the agent inside a git repository, or hand off without a repository.',
+      details: { cwd },
+    });
+  }
+  if (!top || !gitDir || common === undefined || prefix === undefined || !head || !symbolic) {
+    throw new HandoffError('git_failed', `Unexpected output from git rev-parse in ${cwd} on ${host.label}.`, { details: { stdout: r.stdout } });
+  }
+  const branch = symbolic.startsWith('refs/heads/') ? symbolic.slice('refs/heads/'.length) : null;
+  return {
+    repoRoot: top,
+    realRoot: await host.realpath(top),
+    gitDir,
+    // Relative answers are relative to the cwd git ran in.
+    commonDir: path.posix.resolve(cwd, common),
+    relativeCwd: prefix.replace(/\/+$/, ''),
+    head,
+    branch,
+  };
+}
+
+/**
+ * The tree of the working state of the checkout (tracked + untracked non-ignored files), written
+ * through a temporary index. Shared by `snapshot` and the stash's "did anything change" check.
+ */
+export async function workingTree(host: Host, layout: Pick<RepoLayout, 'repoRoot' | 'gitDir'>): Promise<string> {
+  const tmpIndex = tempName(layout.gitDir, 'index');
+  try {
+    await copyIndex(host, path.posix.join(layout.gitDir, 'index'), tmpIndex);
+    const env = { GIT_INDEX_FILE: tmpIndex };
+    await git(host, layout.repoRoot, ['add', '-A', '--', ':/'], { env });
+    return line(await git(host, layout.repoRoot, ['write-tree'], { env }));
+  } finally {
+    await host.remove(tmpIndex).catch(() => undefined);
+  }
+}
+
+/** Snapshot the uncommitted work of the checkout containing `cwd`. Changes nothing the user sees. */
+export async function snapshot(host: Host, cwd: string): Promise<Snapshot> {
+  const layout = await repoLayout(host, cwd);
+  const tree = await workingTree(host, layout);
+  const headTree = line(await git(host, layout.repoRoot, ['rev-parse', `${layout.head}^{tree}`]));
+  let commit: string | null = null;
+  let changedFiles: ChangedFile[] = [];
+  if (tree !== headTree) {
+    const message = `agent-handoff snapshot of ${layout.branch ?? 'detached HEAD'}`;
+    commit = line(await git(host, layout.repoRoot, ['commit-tree', '--no-gpg-sign', '-p', layout.head, '-m', message, tree], { env: SNAPSHOT_IDENTITY }));
+    changedFiles = await changedBetween(host, layout.repoRoot, layout.head, commit);
+  }
+  return { ...layout, snapshot: commit, tree, changedFiles, fingerprint: `${layout.head}:${tree}` };
+}
+
+/** Files that differ between two commits (renames not detected: one entry per path). */
+export async function changedBetween(host: Host, cwd: string, from: string, to: string): Promise<ChangedFile[]> {
+  const out = splitNul((await git(host, cwd, ['diff-tree', '-r', '-z', '--no-renames', '--name-status', from, to])).stdout);
+  const files: ChangedFile[] = [];
+  for (let i = 0; i + 1 < out.length; i += 2) files.push({ status: out[i] ?? '', path: out[i + 1] ?? '' });
+  return files;
+}

@@ -1,0 +1,132 @@
+// Source stash: after a successful handoff, the work that moved leaves the source checkout as a
+// regular stash entry (so `git stash pop` brings it back), and the files return to HEAD.
+//
+// Only when the working state is still exactly the snapshot that moved (same HEAD, same tree:
+// trees are content-addressed, so equal ids mean identical files). Anything written after the
+// snapshot did not reach the target; resetting would destroy it, so the files are then kept.
+//
+// The entry has git's own stash shape — parents HEAD, the index state, and the untracked files —
+// because `git stash apply` refuses anything else.
+import path from 'node:path';
+import type { Host } from '../host/host.js';
+import { copyIndex, git, line, splitNul, tempName } from './git.js';
+import { repoLayout, SNAPSHOT_IDENTITY, workingTree, type Snapshot } from './snapshot.js';
+
+export interface StashRequest {
+  host: Host;
+  snapshot: Snapshot;
+  id: string;
+  /** Where the work went, for the stash message (e.g. 'vega'). */
+  targetLabel: string;
+  /** Leave the source files as they are. */
+  keepSourceChanges?: boolean;
+}
+
+export interface StashResult {
+  stashed: boolean;
+  /** The stash commit (`stash@{0}` right after), when stashed. */
+  stash: string | null;
+  message: string | null;
+  /** Why nothing was stashed. */
+  reason: 'stashed' | 'keep_requested' | 'nothing_uncommitted' | 'changed_after_snapshot';
+  /** Files that changed after the snapshot (kept in place, not on the target). */
+  changedAfterSnapshot: string[];
+  /** A sentence for the result. */
+  note: string;
+}
+
+export async function stashSourceChanges(req: StashRequest): Promise<StashResult> {
+  const { host, snapshot: snap } = req;
+  const none = { stashed: false, stash: null, message: null, changedAfterSnapshot: [] as string[] };
+  if (req.keepSourceChanges) {
+    return { ...none, reason: 'keep_requested', note: 'The uncommitted changes were left in the source checkout as asked.' };
+  }
+  const layout = await repoLayout(host, snap.repoRoot);
+  const tree = await workingTree(host, layout);
+  if (`${layout.head}:${tree}` !== snap.fingerprint) {
+    const changed = await changedTrees(host, snap.repoRoot, snap.tree, tree);
+    return {
+      ...none,
+      reason: 'changed_after_snapshot',
+      changedAfterSnapshot: changed,
+      note:
+        layout.head !== snap.head
+          ? `HEAD of the source checkout moved after the snapshot (${snap.head.slice(0, 12)} → ${layout.head.slice(0, 12)}); the source files were left as they are.`
+          : `Files in the source checkout changed after the snapshot and did not move; the source files were left as they are: ${changed.slice(0, 10).join(', ')}${changed.length > 10 ? ', …' : ''}.`,
+    };
+  }
+  if (!snap.snapshot) return { ...none, reason: 'nothing_uncommitted', note: 'There were no uncommitted changes to stash.' };
+
+  const message = `agent-handoff ${req.id} → ${req.targetLabel}`;
+  const stash = await stashCommit(host, snap, message);
+  await git(host, snap.repoRoot, ['stash', 'store', '-m', message, stash]);
+  await resetToHead(host, snap.repoRoot);
+  return {
+    stashed: true,
+    stash,
+    message,
+    reason: 'stashed',
+    changedAfterSnapshot: [],
+    note: `The source changes were stashed (${message}); \`git stash pop\` in ${snap.repoRoot} brings them back.`,
+  };
+}
+
+async function changedTrees(host: Host, repo: string, from: string, to: string): Promise<string[]> {
+  const out = splitNul((await git(host, repo, ['diff-tree', '-r', '-z', '--no-renames', '--name-only', from, to])).stdout);
+  return out;
+}
+
+/** Build a commit shaped like `git stash push --include-untracked` makes it. */
+async function stashCommit(host: Host, snap: Snapshot, message: string): Promise<string> {
+  const { repoRoot, gitDir, head } = snap;
+  const env = SNAPSHOT_IDENTITY;
+  const short = `${snap.branch ?? '(no branch)'}: ${head.slice(0, 7)}`;
+  const realIndex = path.posix.join(gitDir, 'index');
+  const tmp = tempName(gitDir, 'stash-index');
+  try {
+    // Index state.
+    await copyIndex(host, realIndex, tmp);
+    const indexTree = line(await git(host, repoRoot, ['write-tree'], { env: { GIT_INDEX_FILE: tmp } }));
+    const indexCommit = line(await git(host, repoRoot, ['commit-tree', '--no-gpg-sign', '-p', head, '-m', `index on ${short}`, indexTree], { env }));
+    // Tracked files as they are in the worktree.
+    await git(host, repoRoot, ['add', '-u', '--', ':/'], { env: { GIT_INDEX_FILE: tmp } });
+    const workTree = line(await git(host, repoRoot, ['write-tree'], { env: { GIT_INDEX_FILE: tmp } }));
+    // Untracked, non-ignored files, in a tree of their own.
+    const untracked = await untrackedFiles(host, repoRoot);
+    const parents = ['-p', head, '-p', indexCommit];
+    if (untracked.length > 0) {
+      await host.remove(tmp);
+      await git(host, repoRoot, ['update-index', '--add', '-z', '--stdin'], { env: { GIT_INDEX_FILE: tmp }, stdin: untracked.join('\0') + '\0' });
+      const untrackedTree = line(await git(host, repoRoot, ['write-tree'], { env: { GIT_INDEX_FILE: tmp } }));
+      const untrackedCommit = line(await git(host, repoRoot, ['commit-tree', '--no-gpg-sign', '-m', `untracked files on ${short}`, untrackedTree], { env }));
+      parents.push('-p', untrackedCommit);
+    }
+    return line(await git(host, repoRoot, ['commit-tree', '--no-gpg-sign', ...parents, '-m', message, workTree], { env }));
+  } finally {
+    await host.remove(tmp).catch(() => undefined);
+  }
+}
+
+async function untrackedFiles(host: Host, repoRoot: string): Promise<string[]> {
+  return splitNul((await git(host, repoRoot, ['ls-files', '-z', '--others', '--exclude-standard'])).stdout);
+}
+
+/** Files, index and untracked (non-ignored) files back to HEAD, as `git stash push -u` leaves them. */
+async function resetToHead(host: Host, repoRoot: string): Promise<void> {
+  const untracked = await untrackedFiles(host, repoRoot);
+  await git(host, repoRoot, ['reset', '--hard', '-q', 'HEAD']);
+  for (let i = 0; i < untracked.length; i += 500) {
+    const chunk = untracked.slice(i, i + 500).map((p) => `:(literal)${p}`);
+    await git(host, repoRoot, ['clean', '-f', '-q', '--', ...chunk]);
+  }
+  // Folders that held only untracked files are left empty by the clean above.
+  const dirs = new Set<string>();
+  for (const f of untracked) {
+    const parts = f.split('/');
+    for (let i = parts.length - 1; i > 0; i--) dirs.add(parts.slice(0, i).join('/'));
+  }
+  const deepestFirst = [...dirs].sort((a, b) => b.split('/').length - a.split('/').length);
+  for (let i = 0; i < deepestFirst.length; i += 500) {
+    await host.run(['sh', '-c', 'for d do rmdir "./$d" 2>/dev/null; done; exit 0', 'sh', ...deepestFirst.slice(i, i + 500)], { cwd: repoRoot });
+  }
+}

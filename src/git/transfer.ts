@@ -1,0 +1,124 @@
+// Transfer: HEAD and the snapshot reach the target repository as refs/handoff/<id>/{head,wip},
+// carrying only the objects the target lacks, in ONE stream over the hosts' existing connections.
+//
+// Negotiation without a git protocol session (no `git push`, no second SSH connection, the
+// target never connects back):
+//   1. target: `git for-each-ref --format=%(objectname)` — every tip it has (one command);
+//   2. source: `git cat-file --batch-check` on those tips — keep the ones the source knows too;
+//   3. source: `git pack-objects --thin --stdout --revs` with `head wip ^tip…` on stdin, piped
+//      straight into target: `git index-pack --stdin --fix-thin`. A thin pack may store objects
+//      as deltas against objects behind the common tips; --fix-thin completes them on the target.
+//   4. target: `git update-ref --stdin` creates both refs in one transaction.
+// A tip the source has is, with all its history, on both sides (git's connectivity invariant),
+// so `^tip` excludes exactly what the target already stores.
+import { randomBytes } from 'node:crypto';
+import { PassThrough, Transform } from 'node:stream';
+import { HandoffError } from '../errors.js';
+import type { Host } from '../host/host.js';
+import { git, gitFailed, splitNul } from './git.js';
+
+export const HANDOFF_REF_PREFIX = 'refs/handoff';
+
+/** A handoff id: time (base36) + 12 hex chars of randomness; safe in ref names and paths. */
+export function newHandoffId(now = Date.now()): string {
+  return `${now.toString(36)}-${randomBytes(6).toString('hex')}`;
+}
+
+export function handoffRefs(id: string): { head: string; wip: string } {
+  if (!/^[0-9a-z][0-9a-z-]{7,63}$/.test(id)) throw new HandoffError('bad_handoff_id', `Not a handoff id: ${JSON.stringify(id)}`);
+  return { head: `${HANDOFF_REF_PREFIX}/${id}/head`, wip: `${HANDOFF_REF_PREFIX}/${id}/wip` };
+}
+
+export interface TransferInput {
+  source: Host;
+  /** Any folder of the source repository (its root). */
+  sourceRepo: string;
+  target: Host;
+  /** Any folder of the target repository (its main checkout). */
+  targetRepo: string;
+  id: string;
+  head: string;
+  /** Snapshot commit, or null when there is no uncommitted work (only the head ref is made). */
+  wip: string | null;
+  timeoutMs?: number;
+}
+
+export interface TransferResult {
+  refs: { head: string; wip: string | null };
+  /** Bytes of pack data that went from source to target. */
+  bytesSent: number;
+  /** Tips the target had that the source also has (the pack excludes their history). */
+  commonTips: number;
+  /** True when the target had every object already and no pack was sent. */
+  skipped: boolean;
+}
+
+/** Object ids of every ref tip of the target repository (deduplicated). */
+export async function targetTips(target: Host, targetRepo: string): Promise<string[]> {
+  const out = (await git(target, targetRepo, ['for-each-ref', '--format=%(objectname)'])).stdout;
+  return [...new Set(out.split('\n').filter((l) => /^[0-9a-f]{40,64}$/.test(l)))];
+}
+
+/** Of `oids`, the ones present in the repository at `repo` on `host` (one `cat-file --batch-check`). */
+export async function presentObjects(host: Host, repo: string, oids: readonly string[]): Promise<string[]> {
+  if (oids.length === 0) return [];
+  const out = (await git(host, repo, ['cat-file', '--batch-check=%(objectname) %(objecttype)'], { stdin: oids.join('\n') + '\n' })).stdout;
+  return out
+    .split('\n')
+    .map((l) => l.split(' '))
+    .filter((f) => f.length === 2 && f[1] !== 'missing' && /^[0-9a-f]{40,64}$/.test(f[0] ?? ''))
+    .map((f) => f[0] as string);
+}
+
+/** Send head (and wip) to the target as refs/handoff/<id>/…, with only the objects it lacks. */
+export async function transfer(input: TransferInput): Promise<TransferResult> {
+  const { source, target, sourceRepo, targetRepo, head, wip } = input;
+  const refs = handoffRefs(input.id);
+  const tips = await targetTips(target, targetRepo);
+  const common = await presentObjects(source, sourceRepo, tips);
+  const commonSet = new Set(common);
+  const wanted = wip ? [head, wip] : [head];
+  let bytesSent = 0;
+  const skipped = wanted.every((oid) => commonSet.has(oid));
+  if (!skipped) bytesSent = await streamPack(input, wanted, common);
+  const updates = [`create ${refs.head} ${head}`, ...(wip ? [`create ${refs.wip} ${wip}`] : [])];
+  await git(target, targetRepo, ['update-ref', '-m', `agent-handoff ${input.id}`, '--stdin'], { stdin: updates.join('\n') + '\n' });
+  return { refs: { head: refs.head, wip: wip ? refs.wip : null }, bytesSent, commonTips: common.length, skipped };
+}
+
+/** pack-objects on the source → index-pack on the target, as one stream; returns the byte count. */
+async function streamPack(input: TransferInput, wanted: readonly string[], exclude: readonly string[]): Promise<number> {
+  const { source, target, sourceRepo, targetRepo } = input;
+  let bytes = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      bytes += chunk.length;
+      done(null, chunk);
+    },
+  });
+  const fromSource = new PassThrough();
+  fromSource.pipe(counter);
+  const revs = [...wanted, ...exclude.map((t) => `^${t}`)].join('\n') + '\n';
+  const packArgs = ['pack-objects', '--thin', '--stdout', '--revs', '--delta-base-offset', '-q'];
+  const indexArgs = ['index-pack', '--stdin', '--fix-thin'];
+  const opts = input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {};
+  const packing = source.run(['git', ...packArgs], { cwd: sourceRepo, stdin: revs, stdout: fromSource, ...opts });
+  const indexing = target.run(['git', ...indexArgs], { cwd: targetRepo, stdin: counter, ...opts });
+  // If the target stops reading early, keep draining so the source never blocks on a full pipe.
+  void indexing.finally(() => counter.resume());
+  const [packed, indexed] = await Promise.allSettled([packing, indexing]);
+  if (packed.status === 'rejected') throw packed.reason;
+  if (indexed.status === 'rejected') throw indexed.reason;
+  if (packed.value.exitCode !== 0) throw gitFailed(source, sourceRepo, packArgs, packed.value);
+  if (indexed.value.exitCode !== 0) throw gitFailed(target, targetRepo, indexArgs, indexed.value);
+  return bytes;
+}
+
+/** Delete refs/handoff/<id>/* on the target (missing refs are fine). Call on success and on failure. */
+export async function cleanupRefs(target: Host, targetRepo: string, id: string): Promise<void> {
+  const refs = handoffRefs(id);
+  // Also sweeps any other ref under the id (the plan's check refs, a future kind).
+  const listed = splitNul((await git(target, targetRepo, ['for-each-ref', '--format=%(refname)%00', `${HANDOFF_REF_PREFIX}/${id}/`])).stdout).map((r) => r.replace(/^\n/, ''));
+  const all = [...new Set([refs.head, refs.wip, ...listed.filter((r) => r.startsWith(`${HANDOFF_REF_PREFIX}/${id}/`))])];
+  await git(target, targetRepo, ['update-ref', '--stdin'], { stdin: all.map((r) => `delete ${r}`).join('\n') + '\n' });
+}
