@@ -1,0 +1,138 @@
+// e2e helpers: drive herdr, fake agents and agent-handoff as the world's users, as a person would.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { runAsSync, userEnv, type World, type WorldUser } from '../world/machines.js';
+
+export interface ProcResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run a program as a world user (async, so the test process stays responsive). */
+export function runAs(user: WorldUser, argv: string[], opts: { cwd?: string; env?: Record<string, string>; input?: string; timeoutMs?: number } = {}): Promise<ProcResult> {
+  const [file, ...args] = argv;
+  return new Promise((resolve, reject) => {
+    const child = spawn(file!, args, { uid: user.uid, gid: user.gid, cwd: opts.cwd ?? user.home, env: userEnv(user, opts.env), stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+export function herdrBin(world: World): string {
+  return path.join(world.binDir, 'herdr');
+}
+
+/** `herdr …` as a user; parses the JSON envelope when there is one. */
+export async function herdr(world: World, user: WorldUser, args: string[]): Promise<{ code: number; json: Record<string, unknown> | null; stdout: string; stderr: string }> {
+  const r = await runAs(user, [herdrBin(world), ...args], { env: world.fastEnv });
+  let json: Record<string, unknown> | null = null;
+  const text = (r.code === 0 ? r.stdout : r.stderr).trim();
+  if (text.startsWith('{')) json = JSON.parse(text.split('\n').pop()!) as Record<string, unknown>;
+  return { code: r.code, json, stdout: r.stdout, stderr: r.stderr };
+}
+
+export async function herdrOk(world: World, user: WorldUser, args: string[]): Promise<Record<string, unknown>> {
+  const r = await herdr(world, user, args);
+  if (r.code !== 0) throw new Error(`herdr ${args.join(' ')} as ${user.name} failed (${r.code}): ${r.stderr}`);
+  return (r.json ?? {}) as Record<string, unknown>;
+}
+
+/** Run agent-handoff as a world user and parse its one JSON object. */
+export async function handoff(world: World, user: WorldUser, args: string[], opts: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {}): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
+  const r = await runAs(user, [process.execPath, world.app, ...args], { env: { ...world.fastEnv, ...opts.env }, ...(opts.cwd ? { cwd: opts.cwd } : {}), timeoutMs: opts.timeoutMs ?? 180_000 });
+  const lines = r.stdout.trim().split('\n');
+  let json: Record<string, unknown>;
+  try {
+    json = JSON.parse(lines[lines.length - 1] ?? '') as Record<string, unknown>;
+  } catch {
+    throw new Error(`agent-handoff ${args.join(' ')} printed no JSON (exit ${r.code}); stdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  }
+  if (lines.length !== 1) throw new Error(`agent-handoff printed more than one line on stdout: ${r.stdout}`);
+  return { code: r.code, json, stderr: r.stderr };
+}
+
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+export interface StartedAgent {
+  workspace: string;
+  pane: string;
+  name: string;
+}
+
+/**
+ * Open a workspace in `cwd` as `user`, install the herdr integration for `kind` (unless told not
+ * to) and start a fake agent there under `name`, as a person would with herdr.
+ */
+export async function startFakeAgent(
+  world: World,
+  user: WorldUser,
+  kind: string,
+  cwd: string,
+  opts: { name: string; integration?: boolean; args?: string[]; waitSession?: boolean },
+): Promise<StartedAgent> {
+  if (opts.integration !== false) await herdrOk(world, user, ['integration', 'install', kind === 'claude' ? 'claude' : kind]);
+  const ws = (await herdrOk(world, user, ['workspace', 'create', '--cwd', cwd, '--label', opts.name, '--no-focus'])) as { result: { workspace: { workspace_id: string }; root_pane: { pane_id: string } } };
+  const pane = ws.result.root_pane.pane_id;
+  // The fresh shell may not own its terminal yet: retry like the product does.
+  await waitFor(`agent ${opts.name} to start`, async () => {
+    const r = await herdr(world, user, ['agent', 'start', opts.name, '--kind', kind, '--pane', pane, '--', ...(opts.args ?? [])]);
+    if (r.code === 0) return true;
+    if (/not an available shell/.test(r.stderr)) return false;
+    throw new Error(`agent start failed: ${r.stderr}`);
+  });
+  if (opts.waitSession !== false && opts.integration !== false) {
+    await waitFor(`session of ${opts.name}`, async () => {
+      const r = await herdr(world, user, ['agent', 'get', opts.name]);
+      const agent = (r.json?.result as { agent?: { agent_session?: unknown } } | undefined)?.agent;
+      return agent?.agent_session ? true : undefined;
+    });
+  }
+  return { workspace: ws.result.workspace.workspace_id, pane, name: opts.name };
+}
+
+/** Screen text of a pane. */
+export async function screen(world: World, user: WorldUser, pane: string): Promise<string> {
+  const r = await herdr(world, user, ['pane', 'read', pane, '--source', 'visible']);
+  return r.stdout;
+}
+
+/** A fresh checkout state for each test: reset the user's clone to origin/main, no stray files. */
+export function resetClone(world: World, user: WorldUser, repo: string): void {
+  const git = (args: string[]) => {
+    const r = runAsSync(user, ['git', ...args], { cwd: repo });
+    if (r.status !== 0) throw new Error(`git ${args.join(' ')} in ${repo}: ${r.stderr}`);
+    return r.stdout;
+  };
+  git(['fetch', '-q', 'origin']);
+  git(['checkout', '-q', '-f', 'main']);
+  git(['reset', '-q', '--hard', 'origin/main']);
+  git(['clean', '-qfdx']);
+  for (const wt of git(['worktree', 'list', '--porcelain']).split('\n').filter((l) => l.startsWith('worktree ')).slice(1)) {
+    git(['worktree', 'remove', '--force', wt.slice('worktree '.length)]);
+  }
+  git(['worktree', 'prune']);
+  for (const ref of git(['for-each-ref', '--format=%(refname)', 'refs/handoff', 'refs/heads']).split('\n').filter(Boolean)) {
+    if (ref !== 'refs/heads/main') git(['update-ref', '-d', ref]);
+  }
+  git(['stash', 'clear']);
+  fs.rmSync(`${repo}.worktrees`, { recursive: true, force: true });
+}
