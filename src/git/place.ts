@@ -363,7 +363,7 @@ async function moveFiles(target: Host, worktree: string, from: string, to: strin
   try {
     await copyIndex(target, index, tmp);
     // Make the temporary index describe `from` (it holds `indexAt`, normally the same commit).
-    if (indexAt !== from) await git(target, worktree, ['read-tree', '-m', indexAt, from], { env });
+    if (indexAt !== from) await git(target, worktree, ['read-tree', '-m', '-i', indexAt, from], { env });
     await git(target, worktree, ['update-index', '-q', '--refresh'], { env, okCodes: [1] });
     await git(target, worktree, ['read-tree', '-m', '-u', from, to], { env });
   } finally {
