@@ -1,0 +1,201 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { HandoffError } from '../../src/errors.js';
+import type { Host, HostInfo } from '../../src/host/host.js';
+import { LocalHost } from '../../src/host/local.js';
+import { discoverCheckout, rankCheckouts, repoRemotes, type RemoteOfRepo } from '../../src/git/discover.js';
+import { normaliseRemote } from '../../src/git/remote-url.js';
+import { cleanupTemp, g, makePair, tempDir } from './repos.js';
+
+afterAll(cleanupTemp);
+
+describe('normaliseRemote', () => {
+  it('gives every spelling of a hosted repository one form', () => {
+    const same = [
+      'git@github.com:Owner/Repo.git',
+      'git@github.com:owner/repo',
+      'ssh://git@github.com/owner/repo.git',
+      'ssh://git@github.com:22/owner/repo.git',
+      'ssh://git@GitHub.com:2222/Owner/Repo/',
+      'https://github.com/owner/repo',
+      'https://user:token@github.com/owner/repo.git/',
+      'https://github.com/owner/repo//',
+      'git://github.com/owner/repo.git',
+      'github.com:owner/repo.git',
+      '  https://github.com/owner/repo.git \n',
+    ];
+    for (const url of same) expect(normaliseRemote(url), url).toBe('github.com/owner/repo');
+  });
+  it('keeps what tells repositories apart', () => {
+    expect(normaliseRemote('git@gitlab.com:group/sub/repo.git')).toBe('gitlab.com/group/sub/repo');
+    expect(normaliseRemote('https://gitlab.com/group/sub/repo')).toBe('gitlab.com/group/sub/repo');
+    expect(normaliseRemote('git@github.com:owner/repo2.git')).not.toBe(normaliseRemote('git@github.com:owner/repo.git'));
+    expect(normaliseRemote('ssh://[::1]:22/srv/repo.git')).toBe('::1/srv/repo');
+    expect(normaliseRemote('ssh://host/~user/repo.git')).toBe('host/~user/repo');
+    expect(normaliseRemote('')).toBe('');
+  });
+  it('leaves local paths as paths (case kept) for realpath', () => {
+    expect(normaliseRemote('/srv/Git/Repo.git/')).toBe('/srv/Git/Repo.git');
+    expect(normaliseRemote('file:///srv/Git/repo%20x.git')).toBe('/srv/Git/repo x.git');
+    expect(normaliseRemote('../sibling')).toBe('../sibling');
+    expect(normaliseRemote('/weird:path/x')).toBe('/weird:path/x');
+  });
+});
+
+describe('rankCheckouts', () => {
+  it('puts the checkout with the branch first, then the most recently used', () => {
+    const c = (p: string, branch: boolean, used: number) => ({ path: p, worktrees: [], remote: 'r', branchWorktree: branch ? p : null, lastUsedMs: used });
+    expect(rankCheckouts([c('/a', false, 5), c('/b', true, 1), c('/c', false, 9)]).map((x) => x.path)).toEqual(['/b', '/c', '/a']);
+  });
+});
+
+/** A "target machine" home with checkouts in the usual places, and a LocalHost whose HOME it is. */
+function makeHome() {
+  const pair = makePair();
+  const home = path.join(tempDir(), 'home dir ü');
+  fs.mkdirSync(home);
+  const clone = (rel: string, url = pair.origin) => {
+    const dest = path.join(home, rel);
+    fs.mkdirSync(path.dirname(dest), { recursive: true });
+    g('/', 'clone', '-q', pair.origin, dest);
+    if (url !== pair.origin) g(dest, 'remote', 'set-url', 'origin', url);
+    return dest;
+  };
+  const repos = {
+    src: clone('src/proj'),
+    team: clone('code/team/proj2'),
+    deep: clone('work/a/b/c/deep'),
+    tooDeep: clone('work/a/b/c/d/too-deep'),
+    atHome: clone('proj-home'),
+    hostile: clone('src/it\'s "x" $(touch pwned)/proj3'),
+    skipped: clone('projects/node_modules/dep'),
+    hidden: clone('.hidden/proj'),
+    other: clone('src/other', 'git@github.com:someone/else.git'),
+  };
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
+  delete env.XDG_CONFIG_HOME;
+  const host = new LocalHost({ env });
+  return { pair, home, repos, host, cacheFile: path.join(home, '.config', 'agent-handoff', 'repos.json') };
+}
+
+/** A Host whose login environment also carries AGENT_HANDOFF_ROOTS. */
+function withLoginEnv(host: Host, extra: Record<string, string>): Host {
+  return new Proxy(host, {
+    get(t, prop, recv) {
+      if (prop === 'info') return async (): Promise<HostInfo> => {
+        const info = await t.info();
+        return { ...info, loginEnv: { ...info.loginEnv, ...extra } };
+      };
+      const v = Reflect.get(t, prop, recv) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+    },
+  });
+}
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(HandoffError);
+  return (err as HandoffError).code;
+}
+
+describe('discoverCheckout', () => {
+  it('scans the usual roots in one command, ranks, caches, and validates the cache', async () => {
+    const w = makeHome();
+    const remotes = await repoRemotes(w.pair.sourceHost, w.pair.source);
+    expect(remotes[0]).toMatchObject({ name: 'origin', key: fs.realpathSync(w.pair.origin) });
+    g(w.repos.team, 'checkout', '-q', '-b', 'feature');
+    // Recency: touch the index of proj-home so it ranks above the others without the branch.
+    const later = new Date(Date.now() + 60_000);
+    fs.utimesSync(path.join(w.repos.atHome, '.git', 'index'), later, later);
+
+    const runs: string[][] = [];
+    const counting = new Proxy(w.host, {
+      get(t, prop, recv) {
+        if (prop === 'run') return (argv: string[], opts: object) => (runs.push(argv), t.run(argv, opts));
+        const v = Reflect.get(t, prop, recv) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+      },
+    });
+    const dry = await discoverCheckout({ target: counting, remotes, branch: 'feature', dryRun: true });
+    // One command scans every root; one more describes the matches (worktrees, git dirs).
+    expect(runs.map((a) => a[0])).toEqual(['sh', 'sh']);
+    expect(fs.existsSync(w.cacheFile)).toBe(false);
+    expect(dry.via).toBe('scan');
+    const paths = dry.checkouts.map((c) => c.path);
+    expect(paths.slice(0, 2)).toEqual([w.repos.team, w.repos.atHome]);
+    expect(paths.sort()).toEqual([w.repos.src, w.repos.team, w.repos.deep, w.repos.atHome, w.repos.hostile].sort());
+    expect(dry.checkout.branchWorktree).toBe(w.repos.team);
+    expect(fs.existsSync(path.join(w.home, 'src', 'pwned'))).toBe(false);
+
+    const first = await discoverCheckout({ target: w.host, remotes, branch: 'feature' });
+    expect(first).toMatchObject({ via: 'scan', cache: 'miss' });
+    expect(JSON.parse(fs.readFileSync(w.cacheFile, 'utf8')).remotes[remotes[0]?.key ?? ''].paths.length).toBe(5);
+
+    const hit = await discoverCheckout({ target: w.host, remotes, branch: 'feature' });
+    expect(hit).toMatchObject({ via: 'cache', cache: 'hit', roots: [] });
+    expect(hit.checkouts.map((c) => c.path)).toEqual(first.checkouts.map((c) => c.path));
+
+    // A deleted checkout and one that now points elsewhere are dropped; the rest still answer.
+    fs.rmSync(w.repos.deep, { recursive: true });
+    g(w.repos.src, 'remote', 'set-url', 'origin', 'https://example.invalid/else.git');
+    const pruned = await discoverCheckout({ target: w.host, remotes, branch: 'feature' });
+    expect(pruned).toMatchObject({ via: 'cache', cache: 'pruned' });
+    expect(pruned.checkouts.map((c) => c.path).sort()).toEqual([w.repos.team, w.repos.atHome, w.repos.hostile].sort());
+    expect(JSON.parse(fs.readFileSync(w.cacheFile, 'utf8')).remotes[remotes[0]?.key ?? ''].paths.length).toBe(3);
+  });
+
+  it('rescans when every cached entry is stale, and matches remotes spelled differently', async () => {
+    const w = makeHome();
+    for (const r of [w.repos.src, w.repos.team, w.repos.deep, w.repos.atHome, w.repos.hostile]) g(r, 'remote', 'set-url', 'origin', 'git@GitHub.com:Owner/Proj.git');
+    fs.mkdirSync(path.dirname(w.cacheFile), { recursive: true });
+    const key = 'github.com/owner/proj';
+    fs.writeFileSync(w.cacheFile, JSON.stringify({ version: 1, remotes: { [key]: { paths: [path.join(w.home, 'gone')], updatedAt: 'x' } } }));
+    const remotes: RemoteOfRepo[] = [{ name: 'origin', url: 'https://github.com/owner/proj', key }];
+    const res = await discoverCheckout({ target: w.host, remotes, branch: null });
+    expect(res).toMatchObject({ via: 'scan', cache: 'stale' });
+    expect(res.checkouts).toHaveLength(5);
+    expect(JSON.parse(fs.readFileSync(w.cacheFile, 'utf8')).remotes[key].paths).not.toContain(path.join(w.home, 'gone'));
+  });
+
+  it('honours roots from the option, AGENT_HANDOFF_ROOTS and config.json', async () => {
+    const w = makeHome();
+    const remotes = await repoRemotes(w.pair.sourceHost, w.pair.source);
+    const viaOption = await discoverCheckout({ target: w.host, remotes, branch: null, roots: ['~/work'], dryRun: true });
+    expect(viaOption.checkouts.map((c) => c.path)).toEqual([w.repos.deep]);
+    expect(viaOption.roots).toEqual([path.join(w.home, 'work')]);
+
+    const envHost = withLoginEnv(w.host, { AGENT_HANDOFF_ROOTS: `${path.join(w.home, 'code')}:~/proj-home` });
+    const viaEnv = await discoverCheckout({ target: envHost, remotes, branch: null, dryRun: true });
+    expect(viaEnv.checkouts.map((c) => c.path).sort()).toEqual([w.repos.team, w.repos.atHome].sort());
+
+    fs.mkdirSync(path.join(w.home, '.config', 'agent-handoff'), { recursive: true });
+    fs.writeFileSync(path.join(w.home, '.config', 'agent-handoff', 'config.json'), JSON.stringify({ roots: ['~/.hidden', '~/projects/node_modules'] }));
+    const viaConfig = await discoverCheckout({ target: w.host, remotes, branch: null, dryRun: true });
+    // A root is searched even when hidden or named like a skipped folder; only what is below it is pruned.
+    expect(viaConfig.checkouts.map((c) => c.path).sort()).toEqual([w.repos.hidden, w.repos.skipped].sort());
+  });
+
+  it('takes --dir when it shares a remote, and refuses it otherwise', async () => {
+    const w = makeHome();
+    const remotes = await repoRemotes(w.pair.sourceHost, w.pair.source);
+    const res = await discoverCheckout({ target: w.host, remotes, branch: null, dir: '~/work/a/b/c/d/too-deep' });
+    expect(res).toMatchObject({ via: 'dir', cache: 'off' });
+    expect(res.checkout.path).toBe(w.repos.tooDeep);
+    const sub = await discoverCheckout({ target: w.host, remotes, branch: null, dir: path.join(w.repos.hostile, 'src') });
+    expect(sub.checkout.path).toBe(w.repos.hostile);
+    expect(await codeOf(discoverCheckout({ target: w.host, remotes, branch: null, dir: w.repos.other }))).toBe('dir_mismatch');
+    expect(await codeOf(discoverCheckout({ target: w.host, remotes, branch: null, dir: w.home }))).toBe('dir_mismatch');
+    expect(fs.existsSync(w.cacheFile)).toBe(false);
+  });
+
+  it('says clearly when there is no checkout, or no remote to match by', async () => {
+    const w = makeHome();
+    const remotes: RemoteOfRepo[] = [{ name: 'origin', url: 'git@github.com:nobody/nothing.git', key: 'github.com/nobody/nothing' }];
+    expect(await codeOf(discoverCheckout({ target: w.host, remotes, branch: null, dryRun: true }))).toBe('repo_not_found');
+    expect(await codeOf(discoverCheckout({ target: w.host, remotes: [], branch: null }))).toBe('no_remote');
+  });
+});
