@@ -96,6 +96,20 @@ describe('place', () => {
     expect(fingerprintRepo(p.target, { indexBytes: false })).toBe(before);
   });
 
+  it('plans without changing anything on the target: files, index bytes, refs, config', async () => {
+    const p = makePair();
+    write(p.source, 'ahead.txt', 'a\n');
+    commitAll(p.source, 'ahead');
+    makeWork(p.source);
+    const before = fingerprintRepo(p.target);
+    const objects = g(p.target, 'count-objects', '-v');
+    const { plan: pl } = await plan(p);
+    expect(pl).toMatchObject({ mode: 'checked-out', fastForward: true });
+    expect(pl.changedFiles.map((f) => f.path).sort()).toEqual(['README.md', 'bin.dat', 'new/file.txt', 'src/app.ts', ODD].sort());
+    expect(fingerprintRepo(p.target)).toBe(before);
+    expect(g(p.target, 'count-objects', '-v')).toBe(objects);
+  });
+
   it('refuses a dirty checked-out branch before anything changes', async () => {
     const p = makePair();
     makeWork(p.source);
