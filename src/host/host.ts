@@ -50,6 +50,25 @@ export interface DirEntry {
 /** Agent config variables learned from the login environment (unset ones are absent). */
 export const AGENT_CONFIG_VARS = ['CLAUDE_CONFIG_DIR', 'CODEX_HOME', 'PI_CODING_AGENT_DIR', 'GROK_HOME'] as const;
 
+/**
+ * Every variable `HostInfo.loginEnv` may carry (when set): PATH, HOME, the agent config
+ * variables, where herdr's socket lives, XDG base folders and TMPDIR.
+ */
+export const LOGIN_ENV_VARS = [
+  'PATH',
+  'HOME',
+  ...AGENT_CONFIG_VARS,
+  'HERDR_SOCKET_PATH',
+  'XDG_CONFIG_HOME',
+  'XDG_STATE_HOME',
+  'XDG_DATA_HOME',
+  'XDG_CACHE_HOME',
+  'XDG_RUNTIME_DIR',
+  'TMPDIR',
+  // Where `discover` looks for checkouts (src/git/discover.ts), when the user sets it in a profile.
+  'AGENT_HANDOFF_ROOTS',
+] as const;
+
 export interface HostInfo {
   home: string;
   user: string;
@@ -62,7 +81,7 @@ export interface HostInfo {
   tmpdir: string;
   /**
    * What an interactive login would see: PATH (login shell's, plus ~/.local/bin,
-   * /opt/homebrew/bin, /usr/local/bin) and the agent config variables, XDG_* and TMPDIR when set.
+   * /opt/homebrew/bin, /usr/local/bin), HOME, and the other `LOGIN_ENV_VARS` when set.
    */
   loginEnv: Record<string, string>;
 }

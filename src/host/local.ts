@@ -1,12 +1,12 @@
 // LocalHost: the Host contract on this machine (execa + node:fs).
-import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable, type Writable } from 'node:stream';
 import { execa } from 'execa';
 import { HostError } from '../errors.js';
 import type { DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResult, WriteOptions } from './host.js';
-import { AGENT_CONFIG_VARS } from './host.js';
+import { LOGIN_ENV_VARS } from './host.js';
 import { loginPathWithExtras } from './login-path.js';
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 120_000;
@@ -99,7 +99,9 @@ export class LocalHost implements Host {
     const handle = await fs.open(p, 'r').catch((err: unknown) => {
       throw isErrno(err, 'ENOENT') ? notFound(p, err) : err;
     });
-    return createReadStream('', { fd: handle.fd, autoClose: true });
+    // The FileHandle owns the fd: a stream built on a bare fd would leave the handle to close it
+    // again on garbage collection (EBADF).
+    return handle.createReadStream({ autoClose: true });
   }
 
   async readFile(p: string): Promise<Buffer> {
@@ -113,7 +115,7 @@ export class LocalHost implements Host {
     const handle = await fs.open(p, 'w', mode);
     // open() honours the umask and keeps the mode of an existing file; make it exact.
     await handle.chmod(mode);
-    const stream = createWriteStream('', { fd: handle.fd, autoClose: true });
+    const stream = handle.createWriteStream({ autoClose: true });
     const done = new Promise<void>((resolve, reject) => {
       stream.on('close', () => resolve());
       stream.on('error', reject);
@@ -180,7 +182,7 @@ export class LocalHost implements Host {
     const user = os.userInfo();
     const home = env.HOME || user.homedir;
     const loginEnv: Record<string, string> = {};
-    for (const name of [...AGENT_CONFIG_VARS, 'XDG_CONFIG_HOME', 'XDG_STATE_HOME', 'XDG_DATA_HOME', 'TMPDIR', 'HOME']) {
+    for (const name of LOGIN_ENV_VARS) {
       const v = env[name];
       if (v) loginEnv[name] = v;
     }

@@ -1,0 +1,86 @@
+// Shell-agnostic remote command encoding.
+//
+// sshd runs every exec request as `$LOGIN_SHELL -c <command string>`, and the login shell may be
+// sh, bash, zsh, fish, tcsh… whose quoting rules disagree. So the command string we send is one
+// fixed text with no `'` and no `\` inside its single-quoted part, which means the same thing in
+// every one of those shells: it starts /bin/sh, which reads ONE line from stdin and evals it.
+// That line (the "header") is written by us for POSIX sh only; `read` consumes exactly that
+// line (shells read a pipe byte by byte), so the program's real stdin follows unchanged.
+//
+// In the header every value is single-quoted for sh ('…'\''…'). A value containing a newline
+// would break the one-line rule, so such values are written as printf octal escapes instead:
+// `v=$(printf '\101\012x'); v=${v%x}` (the trailing x keeps trailing newlines).
+import { HostError } from '../errors.js';
+
+/** The exec request string; identical for every login shell. */
+export const EXEC_COMMAND = `exec /bin/sh -c 'IFS= read -r h && eval "$h"'`;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Exit code when the requested working folder cannot be entered (as LocalHost). */
+export const CWD_MISSING_EXIT = 126;
+
+function assertNoNul(value: string, what: string): void {
+  if (value.includes('\0')) throw new HostError('bad_command', `${what} contains a NUL byte, which no program can receive.`);
+}
+
+/** POSIX sh single-quoted word (valid only when `value` has no newline). */
+function singleQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** printf format that reproduces `value`'s bytes exactly; only [A-Za-z0-9_./,:+=@-] stay literal. */
+export function printfOctal(value: string): string {
+  let out = '';
+  for (const byte of Buffer.from(value, 'utf8')) {
+    const ch = String.fromCharCode(byte);
+    out += /[A-Za-z0-9_./,:+=@-]/.test(ch) ? ch : `\\${byte.toString(8).padStart(3, '0')}`;
+  }
+  return out;
+}
+
+/**
+ * Statements that leave `value` in shell variable `name`.
+ * One line whatever `value` holds; no fork unless the value has a newline.
+ */
+function assign(name: string, value: string): string {
+  if (!/[\n\r]/.test(value)) return `${name}=${singleQuote(value)}`;
+  return `${name}=$(printf '${printfOctal(value)}x'); ${name}=\${${name}%x}`;
+}
+
+export interface HeaderSpec {
+  argv: readonly string[];
+  /** Exported before exec (login env merged with the caller's env by the caller). */
+  env?: Record<string, string>;
+  cwd?: string;
+}
+
+/**
+ * The one-line POSIX sh script that sets the environment, enters `cwd` and execs `argv`.
+ * argv[0] is looked up in the PATH the header exports (or the remote default PATH).
+ */
+export function buildHeader(spec: HeaderSpec): string {
+  const [file] = spec.argv;
+  if (file === undefined || file === '') throw new HostError('bad_command', 'Empty command line.');
+  const parts: string[] = [];
+  for (const [name, value] of Object.entries(spec.env ?? {})) {
+    if (!ENV_NAME.test(name)) throw new HostError('bad_command', `Not a valid environment variable name: ${JSON.stringify(name)}`);
+    assertNoNul(value, `Environment variable ${name}`);
+    parts.push(`${assign(name, value)}; export ${name}`);
+  }
+  if (spec.cwd !== undefined) {
+    assertNoNul(spec.cwd, 'The working folder');
+    // CDPATH could redirect a relative cd and make it print; `--` keeps a leading dash a path.
+    parts.push(`unset CDPATH; ${assign('_ah', spec.cwd)}`);
+    parts.push(`cd -- "$_ah" 2>/dev/null || { printf 'cannot change to folder: %s\\n' "$_ah" >&2; exit ${CWD_MISSING_EXIT}; }`);
+  }
+  parts.push('set --');
+  for (const arg of spec.argv) {
+    assertNoNul(arg, 'An argument');
+    parts.push(`${assign('_ah', arg)}; set -- "$@" "$_ah"`);
+  }
+  parts.push('unset _ah h; exec "$@"');
+  const header = parts.join('; ');
+  if (header.includes('\n') || header.includes('\r')) throw new Error('internal: header must be one line');
+  return header;
+}

@@ -1,0 +1,823 @@
+// SshHost: the Host contract over one ssh2 connection.
+//
+// One connection per host per invocation; every command is a channel on it. TCP_NODELAY on the
+// socket (ssh2 leaves Nagle on: +40 ms per exec, SFTP write streams crawl). Channels are capped
+// below sshd's default MaxSessions (10). Commands go through the shell-agnostic encoding of
+// remote-command.ts. Files: streams and small files through `cat` on an exec channel (pipelined
+// by the 2 MB channel window, so they stay fast over real latency and use constant memory);
+// metadata through one lazily opened SFTP channel (one round trip per operation).
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough, Readable, type Duplex, type Writable } from 'node:stream';
+import { Client, type ClientChannel, type SFTPWrapper, type Stats } from 'ssh2';
+import { HostError } from '../errors.js';
+import type { DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResult, WriteOptions } from './host.js';
+import { fingerprintSha256, keyTypeOfBlob, knownHostsName, pinnedHostKeyAlgorithms, readKnownHostsFiles, verifyHostKey, type HostKeyVerdict } from './known-hosts.js';
+import { makeLoginProbe } from './login-env.js';
+import { loginPathWithExtras } from './login-path.js';
+import { buildHeader, EXEC_COMMAND } from './remote-command.js';
+import { planAuth, type AuthPlan } from './ssh-auth.js';
+import { resolveSshTarget, type ResolvedTarget, type ResolveOptions } from './ssh-target.js';
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
+const DEFAULT_COMMAND_TIMEOUT_MS = 120_000;
+const DEFAULT_LOGIN_ENV_TIMEOUT_MS = 5_000;
+const DEFAULT_KEEPALIVE_MS = 15_000;
+const DEFAULT_KEEPALIVE_COUNT = 3;
+/** sshd's default MaxSessions is 10; stay below it (the SFTP channel counts too). */
+const DEFAULT_MAX_CHANNELS = 8;
+const MAX_JUMPS = 8;
+
+export interface SshHostOptions extends ResolveOptions {
+  /** Replace the identity files from the ssh config (tests, programmatic use). */
+  identityFiles?: string[];
+  /** Replace the known_hosts files from the ssh config (user and global). */
+  knownHostsFiles?: string[];
+  /** Agent socket; null disables the agent. Default: IdentityAgent, else SSH_AUTH_SOCK. */
+  agent?: string | null;
+  /** Bound on TCP connect + handshake + auth for the whole jump chain (default ConnectTimeout, else 15 s). */
+  connectTimeoutMs?: number;
+  /** Default per-command bound (default 120 s). */
+  commandTimeoutMs?: number;
+  /** Bound on the login shell that tells the PATH (default 5 s; then the bare PATH is used). */
+  loginEnvTimeoutMs?: number;
+  keepaliveIntervalMs?: number;
+  keepaliveCountMax?: number;
+  /** Concurrent channels on the connection (default 8). */
+  maxChannels?: number;
+}
+
+/** What the connection cost; read by tests and the benchmark. */
+export interface SshCounters {
+  /** SSH handshakes completed (one per hop: a ProxyJump chain of one jump counts 2). */
+  handshakes: number;
+  /** Channels opened on the target connection (exec + SFTP). */
+  channels: number;
+  /** Exec channels (each one remote program: run, which, file streams, probes). */
+  commands: number;
+  /** SFTP requests (each one round trip on the open SFTP channel). */
+  sftpRequests: number;
+  /** Bytes received / sent on the TCP socket (the first hop's socket when jumping). */
+  bytesIn: number;
+  bytesOut: number;
+}
+
+type SshError = Error & { level?: string; code?: string | number };
+
+/** A small FIFO semaphore for channel slots. */
+class Slots {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+  constructor(size: number) {
+    this.free = size;
+  }
+  async acquire(): Promise<() => void> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    };
+  }
+}
+
+function hopLabel(hop: ResolvedTarget): string {
+  return `${hop.user}@${hop.hostName}${hop.port === 22 ? '' : `:${hop.port}`}`;
+}
+
+function keyscanType(keyType: string): string {
+  if (keyType === 'ssh-ed25519') return 'ed25519';
+  if (keyType === 'ssh-rsa') return 'rsa';
+  if (keyType.startsWith('ecdsa-')) return 'ecdsa';
+  return keyType;
+}
+
+function hostKeyError(v: Exclude<HostKeyVerdict, { ok: true }>, hop: ResolvedTarget, name: string, blob: Buffer, userFiles: string[], direct: boolean): HostError {
+  const type = keyTypeOfBlob(blob);
+  const fp = fingerprintSha256(blob);
+  const label = hopLabel(hop);
+  const file = userFiles[0] ?? '~/.ssh/known_hosts';
+  const line = `${name} ${type} ${blob.toString('base64')}`;
+  const details = { host: hop.hostName, port: hop.port, knownHostsName: name, keyType: type, fingerprint: fp };
+  if (v.reason === 'unknown') {
+    const lax = /^(no|off|accept-new)$/i.test(hop.strictHostKeyChecking)
+      ? ` Your ssh config sets StrictHostKeyChecking ${hop.strictHostKeyChecking}; agent-handoff still never accepts an unknown key.`
+      : '';
+    const add = direct && !hop.hostKeyAlias
+      ? `ssh-keyscan ${hop.port === 22 ? '' : `-p ${hop.port} `}-t ${keyscanType(type)} ${hop.hostName} >> ${file}`
+      : `printf '%s\\n' '${line}' >> ${file}`;
+    return new HostError('host_key_unknown', `${label} is not a known host: its ${type} key (${fp}) is in none of ${userFiles.join(', ') || 'your known_hosts files'}. Refusing an unverified host.${lax}`, {
+      fix: `Check that ${fp} is the machine's key (on it: ssh-keygen -lf /etc/ssh/ssh_host_${keyscanType(type)}_key.pub), then run: ${add}  (or connect once with ssh and answer yes).`,
+      details: { ...details, knownHostsLine: line },
+    });
+  }
+  if (v.reason === 'revoked') {
+    return new HostError('host_key_revoked', `${label} presented a REVOKED host key ${fp} (@revoked at ${v.entry.file}:${v.entry.line}). Refusing to connect.`, {
+      fix: 'Do not connect; ask the machine\'s owner for its new host key.',
+      details: { ...details, revokedAt: `${v.entry.file}:${v.entry.line}` },
+    });
+  }
+  const old = v.entries[0]!;
+  const where = v.entries.map((e) => `${e.file}:${e.line}`).join(', ');
+  return new HostError('host_key_changed', `WARNING: the host key of ${label} HAS CHANGED. known_hosts (${where}) holds ${old.keyType} ${fingerprintSha256(old.key)}, the server presented ${type} ${fp}. Someone could be intercepting the connection, or the machine was reinstalled. Refusing to connect.`, {
+    fix: `Only if you know the key changed legitimately: check ${fp} on the machine, remove the old entry (ssh-keygen -R '${name}' -f ${old.file}) and add the new key.`,
+    details: { ...details, oldEntries: v.entries.map((e) => `${e.file}:${e.line}`) },
+  });
+}
+
+function authError(hop: ResolvedTarget, plan: AuthPlan): HostError {
+  const label = hopLabel(hop);
+  if (plan.encrypted.length > 0) {
+    const keys = plan.encrypted.join(', ');
+    const agentHint = plan.agent ? '' : 'eval "$(ssh-agent -s)" && ';
+    return new HostError('auth_key_encrypted', `${label} did not accept any usable key, and ${keys} needs a passphrase that no ssh-agent holds. agent-handoff never asks for passphrases.`, {
+      fix: `Load the key into your agent: ${agentHint}ssh-add ${plan.encrypted[0]}`,
+      details: { encryptedKeys: plan.encrypted, tried: plan.offered },
+    });
+  }
+  return new HostError('auth_failed', `${label} refused authentication; tried ${plan.offered.length ? plan.offered.join(', ') : 'no keys (no ssh-agent and no identity file found)'}.`, {
+    fix: `Check that \`ssh ${hop.user}@${hop.hostName}${hop.port === 22 ? '' : ` -p ${hop.port}`}\` logs in without a password prompt (key in the remote ~/.ssh/authorized_keys, or loaded with ssh-add).`,
+    details: { tried: plan.offered, unreadableKeys: plan.unreadable },
+  });
+}
+
+function socketError(hop: ResolvedTarget, err: SshError): HostError {
+  const label = `${hop.hostName}:${hop.port}`;
+  if (err.code === 'ECONNREFUSED') return new HostError('connect_failed', `Nothing accepts ssh connections at ${label} (connection refused).`, { fix: 'Check the host name and port, and that sshd runs there.', cause: err });
+  if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') return new HostError('connect_failed', `Cannot resolve the host name ${hop.hostName}.`, { fix: 'Check the name (or its HostName in ~/.ssh/config).', cause: err });
+  return new HostError('connect_failed', `Could not connect to ${label}: ${err.message}`, { cause: err });
+}
+
+/** Resolve a target and the ProxyJump hops before it, first hop first (as OpenSSH chains them). */
+export async function resolveChain(target: string, opts: ResolveOptions, depth = 0): Promise<ResolvedTarget[]> {
+  const last = await resolveSshTarget(target, opts);
+  if (!last.proxyJump) {
+    if (last.proxyCommand) {
+      throw new HostError('ssh_config_unsupported', `${target} uses ProxyCommand, which agent-handoff does not run.`, { fix: 'Use ProxyJump instead (it is supported), or an alias without ProxyCommand.' });
+    }
+    return [last];
+  }
+  if (depth >= MAX_JUMPS) throw new HostError('ssh_config', `ProxyJump chain for ${target} is longer than ${MAX_JUMPS} hops (a loop?).`);
+  const hops = last.proxyJump.split(',').map((h) => h.trim()).filter(Boolean);
+  // Like `ssh -J a,b`: a uses its own config (incl. its ProxyJump), b is reached through a.
+  const chain = await resolveChain(hops[0]!, opts, depth + 1);
+  for (const h of hops.slice(1)) chain.push({ ...(await resolveSshTarget(h, opts)), proxyJump: undefined });
+  chain.push(last);
+  return chain;
+}
+
+interface Hop {
+  client: Client;
+  resolved: ResolvedTarget;
+}
+
+function tcpConnect(hop: ResolvedTarget): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect({ host: hop.hostName, port: hop.port });
+    // Nagle off before the first byte: every SSH round trip would otherwise wait ~40 ms.
+    sock.setNoDelay(true);
+    sock.once('connect', () => {
+      sock.removeAllListeners('error');
+      resolve(sock);
+    });
+    sock.once('error', (err) => {
+      sock.destroy();
+      reject(socketError(hop, err));
+    });
+  });
+}
+
+function forwardOut(client: Client, to: ResolvedTarget, via: ResolvedTarget): Promise<ClientChannel> {
+  return new Promise((resolve, reject) => {
+    client.forwardOut('127.0.0.1', 0, to.hostName, to.port, (err, stream) => {
+      if (err) reject(new HostError('proxy_jump_failed', `The jump host ${hopLabel(via)} could not open a connection to ${to.hostName}:${to.port}: ${err.message}`, { fix: 'Check the target address as the jump host sees it, and that the jump host allows TCP forwarding.', cause: err }));
+      else resolve(stream);
+    });
+  });
+}
+
+function handshake(hop: ResolvedTarget, sock: Duplex, opts: SshHostOptions, direct: boolean, readyTimeoutMs: number): Promise<Client> {
+  const userFiles = opts.knownHostsFiles ?? hop.userKnownHostsFiles;
+  const entries = readKnownHostsFiles(opts.knownHostsFiles ?? [...hop.userKnownHostsFiles, ...hop.globalKnownHostsFiles]);
+  const name = knownHostsName(hop.hostName, hop.port, hop.hostKeyAlias);
+  const pinned = pinnedHostKeyAlgorithms(entries, name);
+  const agent = opts.agent === null ? undefined : (opts.agent ?? (hop.identityAgent === 'none' ? undefined : (hop.identityAgent ?? process.env.SSH_AUTH_SOCK)));
+  const plan = planAuth({ username: hop.user, identityFiles: opts.identityFiles ?? hop.identityFiles, agent });
+  return new Promise((resolve, reject) => {
+    const client = new Client();
+    let refusal: HostError | undefined;
+    let settled = false;
+    const fail = (err: HostError): void => {
+      if (settled) return;
+      settled = true;
+      client.removeAllListeners('ready');
+      client.end();
+      reject(err);
+    };
+    client.on('ready', () => {
+      if (settled) return;
+      settled = true;
+      resolve(client);
+    });
+    client.on('error', (err: SshError) => {
+      // An unusable agent socket: ssh2 reports it and goes on with the next method.
+      if (err.level === 'agent') return;
+      if (refusal) return fail(refusal);
+      if (err.level === 'client-authentication') return fail(authError(hop, plan));
+      if (err.level === 'client-timeout') return fail(new HostError('connect_timeout', `${hopLabel(hop)} did not complete the ssh handshake in time.`));
+      if (err.level === 'client-socket') return fail(socketError(hop, err));
+      fail(new HostError('connect_failed', `ssh handshake with ${hopLabel(hop)} failed: ${err.message}`, { cause: err }));
+    });
+    client.on('close', () => fail(refusal ?? new HostError('connect_failed', `${hopLabel(hop)} closed the connection during the ssh handshake.`)));
+    client.connect({
+      sock: sock as unknown as Readable,
+      username: hop.user,
+      authHandler: plan.methods,
+      hostVerifier: (key: Buffer) => {
+        const v = verifyHostKey(entries, name, key);
+        if (v.ok) return true;
+        refusal = hostKeyError(v, hop, name, key, userFiles, direct);
+        return false;
+      },
+      ...(pinned ? { algorithms: { serverHostKey: pinned as never } } : {}),
+      readyTimeout: readyTimeoutMs,
+      keepaliveInterval: opts.keepaliveIntervalMs ?? hop.serverAliveIntervalMs ?? DEFAULT_KEEPALIVE_MS,
+      keepaliveCountMax: opts.keepaliveCountMax ?? hop.serverAliveCountMax ?? DEFAULT_KEEPALIVE_COUNT,
+    });
+  });
+}
+
+function fileTypeOfMode(mode: number): FileType {
+  const t = mode & 0o170000;
+  if (t === 0o120000) return 'symlink';
+  if (t === 0o100000) return 'file';
+  if (t === 0o040000) return 'dir';
+  return 'other';
+}
+
+/** SFTP status 2 = SSH_FX_NO_SUCH_FILE. */
+function isNoSuchFile(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as SshError).code === 2;
+}
+
+function signalExit(signal: string | undefined): number {
+  if (!signal) return 255;
+  const n = (os.constants.signals as Record<string, number | undefined>)[signal.startsWith('SIG') ? signal : `SIG${signal}`];
+  return 128 + (n ?? 0);
+}
+
+/**
+ * Ask sshd to signal the session's process group (OpenSSH ≥ 7.9), then close the channel.
+ * ssh2's `channel.signal()` silently does nothing once our side has sent EOF (stdin ended),
+ * which is the usual state of a running command, so the request goes to the protocol directly.
+ */
+function killChannel(ch: ClientChannel): void {
+  const c = ch as unknown as { outgoing?: { id: number; state: string }; _client?: { _protocol?: { signal(id: number, sig: string): void } } };
+  try {
+    if (c.outgoing?.state === 'open' && c._client?._protocol) c._client._protocol.signal(c.outgoing.id, 'KILL');
+    else ch.signal('KILL');
+  } catch {
+    // channel already gone
+  }
+  ch.close();
+}
+
+// Scripts run by /bin/sh through the header with positional arguments, never interpolated.
+const READ_SCRIPT = '[ -e "$1" ] || exit 66; exec 3<"$1" || exit 67; printf K; exec cat <&3 3<&-';
+const WRITE_SCRIPT = 'umask 077; : >"$1" || exit 67; chmod "$2" "$1" || exit 67; printf K; exec cat >"$1"';
+const WHICH_SCRIPT = 'case $1 in */*) [ -f "$1" ] && [ -x "$1" ] && { printf "%s\\n" "$1"; exit 0; }; exit 1;; esac; IFS=:; set -f; for d in $PATH; do [ -n "$d" ] || continue; if [ -f "$d/$1" ] && [ -x "$d/$1" ]; then printf "%s\\n" "$d/$1"; exit 0; fi; done; exit 1';
+const TOUCH_SCRIPT = '[ -e "$1" ] || exit 66; touch -a -d "$2" -- "$1" && touch -m -d "$3" -- "$1"';
+const NOT_FOUND_EXIT = 66;
+
+interface ExecOutcome {
+  exitCode: number;
+  stdout: Buffer;
+  stderr: Buffer;
+}
+
+export class SshHost implements Host {
+  readonly kind = 'ssh' as const;
+  readonly label: string;
+  /** The resolved target (last hop). */
+  readonly target: ResolvedTarget;
+  /** Every hop, first jump first; the target last. */
+  readonly chain: readonly ResolvedTarget[];
+  /** Things that went wrong but were survivable (login profile timeout, …). */
+  readonly warnings: string[] = [];
+  /** Wall time of TCP connect + handshakes + auth. */
+  readonly connectMs: number;
+
+  private readonly hops: Hop[];
+  private readonly socket: net.Socket;
+  private readonly slots: Slots;
+  private readonly commandTimeoutMs: number;
+  private readonly loginEnvTimeoutMs: number;
+  private readonly counts = { handshakes: 0, channels: 0, commands: 0, sftpRequests: 0 };
+  private readonly onLost = new Set<(err: HostError) => void>();
+  private lost: HostError | undefined;
+  private closing: Promise<void> | undefined;
+  private sftpPromise: Promise<SFTPWrapper> | undefined;
+  private infoPromise: Promise<HostInfo> | undefined;
+
+  private constructor(chain: ResolvedTarget[], hops: Hop[], socket: net.Socket, opts: SshHostOptions, connectMs: number) {
+    this.chain = chain;
+    this.target = chain[chain.length - 1]!;
+    this.label = hopLabel(this.target);
+    this.hops = hops;
+    this.socket = socket;
+    this.connectMs = connectMs;
+    this.counts.handshakes = hops.length;
+    this.slots = new Slots(opts.maxChannels ?? DEFAULT_MAX_CHANNELS);
+    this.commandTimeoutMs = opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    this.loginEnvTimeoutMs = opts.loginEnvTimeoutMs ?? DEFAULT_LOGIN_ENV_TIMEOUT_MS;
+    for (const hop of hops) {
+      hop.client.on('error', (err: SshError) => this.connectionLost(err));
+      hop.client.on('close', () => this.connectionLost(undefined));
+    }
+  }
+
+  /** Resolve `target` like OpenSSH, connect (through any ProxyJump hops), verify and authenticate. */
+  static async connect(target: string, opts: SshHostOptions = {}): Promise<SshHost> {
+    const chain = await resolveChain(target, opts);
+    const last = chain[chain.length - 1]!;
+    const timeoutMs = opts.connectTimeoutMs ?? last.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    const started = Date.now();
+    const hops: Hop[] = [];
+    let socket: net.Socket | undefined;
+    let timedOut = false;
+    const attempt = (async () => {
+      socket = await tcpConnect(chain[0]!);
+      let sock: Duplex = socket;
+      for (let i = 0; i < chain.length; i++) {
+        const hop = chain[i]!;
+        if (timedOut) throw new Error('timed out');
+        const client = await handshake(hop, sock, opts, i === 0, timeoutMs + 1000);
+        hops.push({ client, resolved: hop });
+        const next = chain[i + 1];
+        if (next) sock = await forwardOut(client, next, hop);
+      }
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        timedOut = true;
+        reject(new HostError('connect_timeout', `No ssh session with ${hopLabel(last)} within ${Math.round(timeoutMs / 100) / 10} s${chain.length > 1 ? ` (via ${chain.slice(0, -1).map(hopLabel).join(' → ')})` : ''}.`, {
+          fix: 'Check that the host is up and reachable and that the port runs sshd (a firewall that drops packets looks like this too).',
+        }));
+      }, timeoutMs);
+    });
+    try {
+      await Promise.race([attempt, deadline]);
+    } catch (err) {
+      attempt.catch(() => undefined);
+      for (const h of hops.reverse()) h.client.end();
+      (socket as net.Socket | undefined)?.destroy();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+    return new SshHost(chain, hops, socket!, opts, Date.now() - started);
+  }
+
+  get counters(): SshCounters {
+    return { ...this.counts, bytesIn: this.socket.bytesRead, bytesOut: this.socket.bytesWritten };
+  }
+
+  private connectionLost(err: SshError | undefined): void {
+    if (this.lost) return;
+    this.lost = this.closing
+      ? new HostError('connection_closed', `The connection to ${this.label} was closed.`)
+      : new HostError('connection_lost', `Lost the ssh connection to ${this.label}${err ? `: ${err.message}` : ''}.`, { fix: 'Check the network and retry.', ...(err ? { cause: err } : {}) });
+    for (const fn of this.onLost) fn(this.lost);
+    this.onLost.clear();
+    this.socket.destroy();
+  }
+
+  private get client(): Client {
+    return this.hops[this.hops.length - 1]!.client;
+  }
+
+  /** Open an exec channel running EXEC_COMMAND (slot held until the channel closes). */
+  private async openExec(): Promise<ClientChannel> {
+    if (this.lost) throw this.lost;
+    const release = await this.slots.acquire();
+    try {
+      if (this.lost) throw this.lost;
+      const ch = await new Promise<ClientChannel>((resolve, reject) => {
+        this.client.exec(EXEC_COMMAND, (err, channel) => (err ? reject(err) : resolve(channel)));
+      });
+      this.counts.channels++;
+      this.counts.commands++;
+      ch.once('close', release);
+      return ch;
+    } catch (err) {
+      release();
+      if (err instanceof HostError) throw err;
+      throw this.lost ?? new HostError('channel_failed', `${this.label} refused a new channel: ${(err as Error).message}`, { fix: 'The server may limit sessions per connection (MaxSessions).', cause: err });
+    }
+  }
+
+  /** Run a header; collect or pipe stdout; bounded by timeoutMs. */
+  private async execHeader(header: string, o: { stdin?: RunOptions['stdin']; stdout?: Writable; timeoutMs: number; what: string }): Promise<ExecOutcome> {
+    const ch = await this.openExec();
+    return new Promise<ExecOutcome>((resolve, reject) => {
+      const out: Buffer[] = [];
+      const errOut: Buffer[] = [];
+      let exitCode: number | undefined;
+      let signal: string | undefined;
+      let timedOut = false;
+      const onLost = (e: HostError): void => {
+        clearTimeout(timer);
+        reject(e);
+      };
+      this.onLost.add(onLost);
+      const timer = setTimeout(() => {
+        timedOut = true;
+        killChannel(ch);
+        this.onLost.delete(onLost);
+        // Do not wait for the server to confirm: a dead peer never would.
+        reject(new HostError('command_timeout', `\`${o.what}\` on ${this.label} did not finish within ${Math.round(o.timeoutMs / 100) / 10} s.`, {
+          fix: 'Check that the machine is not overloaded, or raise --timeout.',
+        }));
+      }, o.timeoutMs);
+      ch.on('exit', (code: number | null, sig?: string) => {
+        if (typeof code === 'number') exitCode = code;
+        else signal = sig;
+      });
+      ch.on('error', () => undefined); // writes after the program exited; the exit status tells.
+      ch.stderr.on('data', (d: Buffer) => errOut.push(d));
+      if (o.stdout) ch.pipe(o.stdout);
+      else ch.on('data', (d: Buffer) => out.push(d));
+      ch.on('close', () => {
+        clearTimeout(timer);
+        this.onLost.delete(onLost);
+        if (o.stdin instanceof Readable) o.stdin.unpipe(ch);
+        if (timedOut) return;
+        if (exitCode === undefined && signal === undefined && this.lost) return reject(this.lost);
+        resolve({ exitCode: exitCode ?? signalExit(signal), stdout: Buffer.concat(out), stderr: Buffer.concat(errOut) });
+      });
+      ch.write(`${header}\n`);
+      const input = o.stdin;
+      if (input === undefined) ch.end();
+      else if (typeof input === 'string' || Buffer.isBuffer(input)) ch.end(input);
+      else {
+        input.on('error', () => ch.close());
+        input.pipe(ch);
+      }
+    });
+  }
+
+  async run(argv: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
+    if (!argv[0]) throw new HostError('bad_command', 'Empty command line.');
+    const info = await this.info();
+    const header = buildHeader({ argv, env: { ...info.loginEnv, ...opts.env }, ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}) });
+    const started = Date.now();
+    const r = await this.execHeader(header, {
+      ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
+      ...(opts.stdout ? { stdout: opts.stdout } : {}),
+      timeoutMs: opts.timeoutMs ?? this.commandTimeoutMs,
+      what: argv[0],
+    });
+    return { exitCode: r.exitCode, stdout: opts.stdout ? '' : r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8'), durationMs: Date.now() - started };
+  }
+
+  /** A file helper script (bare remote PATH is enough for sh, cat, chmod, touch, rm, mv). */
+  private async script(script: string, args: string[], what: string): Promise<ExecOutcome> {
+    return this.execHeader(buildHeader({ argv: ['/bin/sh', '-c', script, 'sh', ...args] }), { timeoutMs: this.commandTimeoutMs, what });
+  }
+
+  private ioError(op: string, p: string, stderr: Buffer | string, exitCode?: number): HostError {
+    const msg = stderr.toString().trim();
+    if (exitCode === NOT_FOUND_EXIT || /No such file|nonexistent|not found/i.test(msg)) {
+      return new HostError('not_found', `No such file or folder on ${this.label}: ${p}`);
+    }
+    return new HostError('io_failed', `${op} ${p} on ${this.label} failed${msg ? `: ${msg}` : ''}.`);
+  }
+
+  async readStream(p: string): Promise<Readable> {
+    const ch = await this.openExec();
+    ch.end(`${buildHeader({ argv: ['/bin/sh', '-c', READ_SCRIPT, 'sh', p] })}\n`);
+    return new Promise<Readable>((resolve, reject) => {
+      const errOut: Buffer[] = [];
+      let exitCode: number | undefined;
+      let started = false;
+      const pass = new PassThrough();
+      ch.stderr.on('data', (d: Buffer) => errOut.push(d));
+      ch.on('exit', (code: number | null, sig?: string) => {
+        exitCode = typeof code === 'number' ? code : signalExit(sig);
+      });
+      const onLost = (e: HostError): void => {
+        if (started) pass.destroy(e);
+        else reject(e);
+      };
+      this.onLost.add(onLost);
+      const onData = (d: Buffer): void => {
+        if (started) return;
+        started = true;
+        ch.removeListener('data', onData);
+        // The script prints one 'K' once the file is open; everything after it is the file.
+        if (d.length > 1) pass.write(d.subarray(1));
+        ch.pipe(pass, { end: false });
+        resolve(pass);
+      };
+      ch.on('data', onData);
+      // A consumer that stops early must not leave the channel (and its slot) open.
+      pass.on('close', () => {
+        ch.close();
+      });
+      ch.on('close', () => {
+        this.onLost.delete(onLost);
+        if (!started) {
+          reject(this.lost ?? this.ioError('Reading', p, Buffer.concat(errOut), exitCode));
+          return;
+        }
+        if (exitCode === 0) pass.end();
+        else pass.destroy(this.lost ?? this.ioError('Reading', p, Buffer.concat(errOut), exitCode));
+      });
+    });
+  }
+
+  async readFile(p: string): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.readStream(p)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  async writeStream(p: string, opts: WriteOptions = {}): Promise<{ stream: Writable; done: Promise<void> }> {
+    const mode = (opts.mode ?? 0o600).toString(8);
+    const ch = await this.openExec();
+    ch.write(`${buildHeader({ argv: ['/bin/sh', '-c', WRITE_SCRIPT, 'sh', p, mode] })}\n`);
+    const errOut: Buffer[] = [];
+    let exitCode: number | undefined;
+    let ready = false;
+    ch.stderr.on('data', (d: Buffer) => errOut.push(d));
+    ch.on('exit', (code: number | null, sig?: string) => {
+      exitCode = typeof code === 'number' ? code : signalExit(sig);
+    });
+    let onLost: (e: HostError) => void = () => undefined;
+    const done = new Promise<void>((resolve, reject) => {
+      onLost = reject;
+      this.onLost.add(onLost);
+      ch.on('error', reject);
+      ch.on('close', () => {
+        this.onLost.delete(onLost);
+        if (this.lost && exitCode === undefined) reject(this.lost);
+        else if (exitCode === 0 && ready) resolve();
+        else reject(this.ioError('Writing', p, Buffer.concat(errOut), exitCode));
+      });
+    });
+    // Wait for the file to be open (the 'K'), so a missing folder fails here, as it does locally.
+    await new Promise<void>((resolve, reject) => {
+      ch.on('data', () => {
+        if (!ready) {
+          ready = true;
+          resolve();
+        }
+      });
+      done.then(() => reject(this.ioError('Writing', p, '')), reject);
+    });
+    return { stream: ch, done };
+  }
+
+  async writeFile(p: string, data: string | Buffer, opts: WriteOptions = {}): Promise<void> {
+    const { stream, done } = await this.writeStream(p, opts);
+    stream.end(data);
+    await done;
+  }
+
+  // --- metadata over SFTP --------------------------------------------------------------------
+
+  private sftp(): Promise<SFTPWrapper> {
+    this.sftpPromise ??= (async () => {
+      if (this.lost) throw this.lost;
+      const release = await this.slots.acquire();
+      try {
+        const sftp = await new Promise<SFTPWrapper>((resolve, reject) => this.client.sftp((err, s) => (err ? reject(err) : resolve(s))));
+        this.counts.channels++;
+        sftp.on('error', () => undefined);
+        sftp.on('close', () => {
+          release();
+          this.sftpPromise = undefined;
+        });
+        return sftp;
+      } catch (err) {
+        release();
+        this.sftpPromise = undefined;
+        throw this.lost ?? new HostError('channel_failed', `${this.label} refused the SFTP subsystem: ${(err as Error).message}`, { cause: err });
+      }
+    })();
+    return this.sftpPromise;
+  }
+
+  private async sftpCall<T>(fn: (sftp: SFTPWrapper, cb: (err: Error | undefined | null, value?: T) => void) => void): Promise<T> {
+    const sftp = await this.sftp();
+    this.counts.sftpRequests++;
+    return new Promise<T>((resolve, reject) => {
+      const onLost = (e: HostError): void => reject(e);
+      this.onLost.add(onLost);
+      fn(sftp, (err, value) => {
+        this.onLost.delete(onLost);
+        if (err) reject(err);
+        else resolve(value as T);
+      });
+    });
+  }
+
+  private sftpError(op: string, p: string, err: unknown): HostError {
+    if (err instanceof HostError) return err;
+    if (isNoSuchFile(err)) return new HostError('not_found', `No such file or folder on ${this.label}: ${p}`, { cause: err });
+    return new HostError('io_failed', `${op} ${p} on ${this.label} failed: ${(err as Error).message}`, { cause: err });
+  }
+
+  async stat(p: string): Promise<FileStat | null> {
+    try {
+      const st = await this.sftpCall<Stats>((s, cb) => s.lstat(p, cb));
+      // SFTPv3 carries whole seconds only.
+      return { type: fileTypeOfMode(st.mode), size: st.size, mode: st.mode & 0o7777, mtimeMs: st.mtime * 1000 };
+    } catch (err) {
+      if (isNoSuchFile(err)) return null;
+      throw this.sftpError('stat', p, err);
+    }
+  }
+
+  async list(dir: string): Promise<DirEntry[]> {
+    try {
+      const entries = await this.sftpCall<{ filename: string; attrs: { mode: number } }[]>((s, cb) => s.readdir(dir, cb));
+      return entries.filter((e) => e.filename !== '.' && e.filename !== '..').map((e) => ({ name: e.filename, type: fileTypeOfMode(e.attrs.mode) }));
+    } catch (err) {
+      throw this.sftpError('Listing', dir, err);
+    }
+  }
+
+  async mkdirp(p: string, mode = 0o700): Promise<void> {
+    const make = async (d: string, depth: number): Promise<void> => {
+      try {
+        await this.sftpCall<void>((s, cb) => s.mkdir(d, { mode }, cb));
+        return;
+      } catch (err) {
+        if (isNoSuchFile(err) && depth < 64 && path.posix.dirname(d) !== d) {
+          await make(path.posix.dirname(d), depth + 1);
+          try {
+            await this.sftpCall<void>((s, cb) => s.mkdir(d, { mode }, cb));
+            return;
+          } catch {
+            // made meanwhile? checked below
+          }
+        }
+        const st = await this.stat(d);
+        if (st?.type === 'dir') return;
+        if (st?.type === 'symlink' && (await this.realpath(d).then((r) => this.stat(r)).catch(() => null))?.type === 'dir') return;
+        throw this.sftpError('Creating folder', d, err);
+      }
+    };
+    await make(path.posix.normalize(p), 0);
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    try {
+      // posix-rename@openssh.com is rename(2): atomic, replaces `to`.
+      await this.sftpCall<void>((s, cb) => s.ext_openssh_rename(from, to, cb));
+    } catch (err) {
+      if (!/not supported/i.test((err as Error).message)) throw this.sftpError('Renaming', from, err);
+      const r = await this.script('exec mv -f -- "$1" "$2"', [from, to], 'mv');
+      if (r.exitCode !== 0) throw this.ioError('Renaming', from, r.stderr, r.exitCode);
+    }
+  }
+
+  async remove(p: string, opts: { recursive?: boolean } = {}): Promise<void> {
+    if (opts.recursive) {
+      const r = await this.script('exec rm -rf -- "$1"', [p], 'rm');
+      if (r.exitCode !== 0) throw this.ioError('Removing', p, r.stderr, r.exitCode);
+      return;
+    }
+    try {
+      await this.sftpCall<void>((s, cb) => s.unlink(p, cb));
+    } catch (err) {
+      if (isNoSuchFile(err)) return;
+      throw this.sftpError('Removing', p, err);
+    }
+  }
+
+  async realpath(p: string): Promise<string> {
+    try {
+      const r = await this.sftpCall<string>((s, cb) => s.realpath(p, cb));
+      // Some servers resolve a missing last component; the contract says not_found.
+      if ((await this.stat(r)) === null) throw new HostError('not_found', `No such file or folder on ${this.label}: ${p}`);
+      return r;
+    } catch (err) {
+      throw this.sftpError('Resolving', p, err);
+    }
+  }
+
+  async chmod(p: string, mode: number): Promise<void> {
+    try {
+      await this.sftpCall<void>((s, cb) => s.chmod(p, mode, cb));
+    } catch (err) {
+      throw this.sftpError('chmod', p, err);
+    }
+  }
+
+  async utimes(p: string, atimeMs: number, mtimeMs: number): Promise<void> {
+    if (atimeMs % 1000 === 0 && mtimeMs % 1000 === 0) {
+      try {
+        await this.sftpCall<void>((s, cb) => s.utimes(p, atimeMs / 1000, mtimeMs / 1000, cb));
+        return;
+      } catch (err) {
+        throw this.sftpError('Setting times of', p, err);
+      }
+    }
+    // SFTPv3 times are whole seconds; POSIX `touch -d` keeps the fraction.
+    const iso = (ms: number): string => new Date(ms).toISOString();
+    const r = await this.script(TOUCH_SCRIPT, [p, iso(atimeMs), iso(mtimeMs)], 'touch');
+    if (r.exitCode !== 0) throw this.ioError('Setting times of', p, r.stderr, r.exitCode);
+  }
+
+  // --- facts -----------------------------------------------------------------------------------
+
+  info(): Promise<HostInfo> {
+    this.infoPromise ??= this.learnInfo().catch((err: unknown) => {
+      this.infoPromise = undefined;
+      throw err;
+    });
+    return this.infoPromise;
+  }
+
+  private async learnInfo(): Promise<HostInfo> {
+    const probe = makeLoginProbe();
+    const ch = await this.openExec();
+    ch.end(`${probe.header}\n`);
+    const out: Buffer[] = [];
+    let timedOut = false;
+    await new Promise<void>((resolve, reject) => {
+      const onLost = (e: HostError): void => reject(e);
+      this.onLost.add(onLost);
+      // The login shell may hang on a profile that waits for something; do not wait for it.
+      const timer = setTimeout(() => {
+        timedOut = true;
+        killChannel(ch);
+        // What arrived so far (the facts) is enough; do not wait for the close.
+        this.onLost.delete(onLost);
+        resolve();
+      }, this.loginEnvTimeoutMs);
+      ch.on('data', (d: Buffer) => out.push(d));
+      ch.stderr.resume();
+      ch.on('close', () => {
+        clearTimeout(timer);
+        this.onLost.delete(onLost);
+        resolve();
+      });
+    });
+    const parsed = probe.parse(Buffer.concat(out));
+    if (!parsed) {
+      throw this.lost ?? new HostError('host_probe_failed', `Could not learn the basic facts of ${this.label} (uname, id, HOME) with /bin/sh.`, {
+        fix: 'The remote machine needs a POSIX /bin/sh with uname, id and hostname.',
+      });
+    }
+    const { facts } = parsed;
+    let env = parsed.env;
+    if (!env) {
+      this.warnings.push(`The login shell of ${this.label} (${facts.shell} -l) ${timedOut ? `did not finish within ${this.loginEnvTimeoutMs / 1000} s` : 'failed'}; using the non-login PATH plus the usual bin folders.`);
+      env = { PATH: facts.barePath };
+    }
+    const home = env.HOME || facts.home;
+    const loginEnv: Record<string, string> = { ...env, HOME: home };
+    loginEnv.PATH = loginPathWithExtras(env.PATH || facts.barePath || '/usr/bin:/bin', home);
+    return { home, user: facts.user, hostname: facts.hostname, platform: facts.platform, shell: facts.shell, tmpdir: facts.tmpdir || '/tmp', loginEnv };
+  }
+
+  async which(program: string): Promise<string | null> {
+    const r = await this.run(['/bin/sh', '-c', WHICH_SCRIPT, 'sh', program]);
+    const found = r.stdout.replace(/\n$/, '');
+    return r.exitCode === 0 && found ? found : null;
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      for (const hop of [...this.hops].reverse()) hop.client.end();
+      // Give sshd a moment for a clean goodbye, then make sure nothing keeps the process alive.
+      if (!this.socket.destroyed) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, 1000);
+          t.unref();
+          this.socket.once('close', () => {
+            clearTimeout(t);
+            resolve();
+          });
+        });
+      }
+      this.socket.destroy();
+      for (const hop of this.hops) hop.client.destroy();
+    })();
+    return this.closing;
+  }
+}
+
+/** Connect to an ssh target (what the user typed: alias, user@host, ssh://user@host:port). */
+export function connectSsh(target: string, opts: SshHostOptions = {}): Promise<SshHost> {
+  return SshHost.connect(target, opts);
+}

@@ -1,0 +1,57 @@
+// The command encoding, checked against every login shell installed here (no ssh involved):
+// `$SHELL -c EXEC_COMMAND` with the header on stdin is exactly what sshd runs.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildHeader, EXEC_COMMAND, printfOctal } from '../../src/host/remote-command.js';
+import { hostileArgs } from './hostile-args.js';
+
+const SHELLS = ['/bin/sh', '/bin/bash', '/usr/bin/zsh', '/usr/bin/fish'].filter((s) => fs.existsSync(s));
+
+describe('remote command encoding', () => {
+  it('keeps the exec string free of quote and backslash inside its script', () => {
+    expect(EXEC_COMMAND).toBe(`exec /bin/sh -c 'IFS= read -r h && eval "$h"'`);
+    const script = EXEC_COMMAND.slice(EXEC_COMMAND.indexOf("'") + 1, EXEC_COMMAND.lastIndexOf("'"));
+    expect(script).not.toMatch(/['\\]/);
+  });
+
+  it('writes bytes as octal escapes except a safe set', () => {
+    expect(printfOctal('a b\n')).toBe('a\\040b\\012');
+    expect(printfOctal('%\\\'')).toBe('\\045\\134\\047');
+    expect(printfOctal('é')).toBe('\\303\\251');
+  });
+
+  it('rejects NUL bytes and bad env names', () => {
+    expect(() => buildHeader({ argv: ['a\0b'] })).toThrow(/NUL/);
+    expect(() => buildHeader({ argv: ['x'], env: { 'A-B': '1' } })).toThrow(/variable name/);
+    expect(() => buildHeader({ argv: [] })).toThrow(/Empty/);
+  });
+
+  for (const shell of SHELLS) {
+    it(`round-trips the hostile argv, env, cwd and stdin under ${path.basename(shell)}`, () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-enc-'));
+      const args = hostileArgs(dir);
+      const header = buildHeader({ argv: ['printf', '%s\\0', ...args], env: { AH_X: 'a b\n$(x)\n' }, cwd: dir });
+      const r = spawnSync(shell, ['-c', EXEC_COMMAND], { input: `${header}\n`, encoding: 'utf8', cwd: '/' });
+      expect(r.stderr).toBe('');
+      const got = r.stdout.split('\0');
+      expect(got.pop()).toBe('');
+      expect(got).toEqual(args);
+      const h2 = buildHeader({ argv: ['sh', '-c', 'printf "%s|%s|" "$AH_X" "$(pwd)"; cat'], env: { AH_X: 'a b\n$(x)\n' }, cwd: dir });
+      const r2 = spawnSync(shell, ['-c', EXEC_COMMAND], { input: `${h2}\nline one\n\nlast`, encoding: 'utf8', cwd: '/' });
+      expect(r2.stdout).toBe(`a b\n$(x)\n|${fs.realpathSync(dir)}|line one\n\nlast`);
+      expect(fs.readdirSync(dir)).toEqual([]);
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+  }
+
+  it('exits 126 with a message when the folder is missing, 127 when the program is', () => {
+    const r = spawnSync('/bin/sh', ['-c', EXEC_COMMAND], { input: `${buildHeader({ argv: ['true'], cwd: '/nonexistent/x y' })}\n`, encoding: 'utf8' });
+    expect(r.status).toBe(126);
+    expect(r.stderr).toContain('cannot change to folder: /nonexistent/x y');
+    const r2 = spawnSync('/bin/sh', ['-c', EXEC_COMMAND], { input: `${buildHeader({ argv: ['no-such-program-ah'] })}\n`, encoding: 'utf8' });
+    expect(r2.status).toBe(127);
+  });
+});
