@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from './world/herdr/cli.js';
 import { injectFault, readCallLog, writeLauncher } from './world/herdr/testing.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -34,8 +35,16 @@ function herdr(args: string[], extra: Record<string, string> = {}): Promise<Run>
   });
 }
 
+/** The same CLI in-process (fast; used for polling and setup, the separate process is `herdr`). */
+async function cli(args: string[], extra: Record<string, string> = {}): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const exit = await main(args, { stdout: (s) => void (stdout += s), stderr: (s) => void (stderr += s) }, { ...env, ...extra });
+  return { stdout, stderr, exit };
+}
+
 async function json(args: string[]): Promise<Json> {
-  const r = await herdr(args);
+  const r = await cli(args);
   if (r.exit !== 0) throw new Error(`herdr ${args.join(' ')} exited ${r.exit}: ${r.stderr}`);
   return JSON.parse(r.stdout) as Json;
 }
@@ -64,7 +73,7 @@ async function startServer(extraArgs: string[] = []): Promise<number> {
   child.unref();
   const pid = child.pid ?? 0;
   servers.push(pid);
-  await until('server up', async () => (await herdr([...extraArgs, 'status', 'server', '--json'])).stdout.includes('"running":true'));
+  await until('server up', async () => (await cli([...extraArgs, 'status', 'server', '--json'])).stdout.includes('"running":true'));
   return pid;
 }
 
@@ -88,7 +97,7 @@ async function agents(): Promise<Json[]> {
 /** Screen text of a pane, waiting until it contains `text`. */
 function screenWith(pane: string, text: string): Promise<string> {
   return until(`"${text}" on ${pane}`, async () => {
-    const r = await herdr(['pane', 'read', pane, '--source', 'recent']);
+    const r = await cli(['pane', 'read', pane, '--source', 'recent']);
     return r.stdout.includes(text) ? r.stdout : null;
   });
 }
@@ -143,24 +152,26 @@ afterAll(() => {
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
+// `herdr(...)` runs the compiled CLI as its own process at the points where the process contract
+// (stdout/stderr split, exit code) is the subject; `cli(...)` runs the same main() in-process.
 describe('herdr simulator CLI', () => {
   it('prints its version without a server, and usage errors exit 2 with plain text', async () => {
     expect(await herdr(['--version'])).toEqual({ stdout: 'herdr 0.8.0\n', stderr: '', exit: 0 });
-    expect(await herdr(['-V'])).toMatchObject({ stdout: 'herdr 0.8.0\n', exit: 0 });
-    expect(await herdr(['agent', 'list', 'extra'])).toEqual({ stdout: '', stderr: 'usage: herdr agent list\n', exit: 2 });
+    expect(await cli(['-V'])).toMatchObject({ stdout: 'herdr 0.8.0\n', exit: 0 });
+    expect(await cli(['agent', 'list', 'extra'])).toEqual({ stdout: '', stderr: 'usage: herdr agent list\n', exit: 2 });
     expect(await herdr(['frobnicate'])).toEqual({ stdout: '', stderr: "unknown command: frobnicate\nrun 'herdr --help' for usage\n", exit: 2 });
-    expect(await herdr(['agent', 'start', 'x', '--kind', 'nope', '--pane', 'w1:p1'])).toMatchObject({ stderr: 'unsupported interactive agent kind: nope\n', exit: 2 });
-    expect(await herdr(['agent', 'start', 'x', '--pane', 'w1:p1'])).toMatchObject({ stderr: 'missing required --kind\n', exit: 2 });
-    expect(await herdr(['agent', 'wait', 'x', '--until', 'sleeping'])).toMatchObject({ exit: 2 });
-    expect(await herdr(['workspace', 'list', '--foo'])).toMatchObject({ exit: 2 });
-    expect(await herdr(['pane', 'get', '--foo', 'x'])).toMatchObject({ stderr: 'unknown option: --foo\n', exit: 2 });
-    expect(await herdr(['agent', 'prompt', 'x', 'hi', '--timeout', '5'])).toMatchObject({ exit: 2 });
-    expect(await herdr(['--remote', 'h', 'agent', 'list'])).toMatchObject({ stderr: 'error: --remote can only be used with the default launch command\n', exit: 2 });
+    expect(await cli(['agent', 'start', 'x', '--kind', 'nope', '--pane', 'w1:p1'])).toMatchObject({ stderr: 'unsupported interactive agent kind: nope\n', exit: 2 });
+    expect(await cli(['agent', 'start', 'x', '--pane', 'w1:p1'])).toMatchObject({ stderr: 'missing required --kind\n', exit: 2 });
+    expect(await cli(['agent', 'wait', 'x', '--until', 'sleeping'])).toMatchObject({ exit: 2 });
+    expect(await cli(['workspace', 'list', '--foo'])).toMatchObject({ exit: 2 });
+    expect(await cli(['pane', 'get', '--foo', 'x'])).toMatchObject({ stderr: 'unknown option: --foo\n', exit: 2 });
+    expect(await cli(['agent', 'prompt', 'x', 'hi', '--timeout', '5'])).toMatchObject({ exit: 2 });
+    expect(await cli(['--remote', 'h', 'agent', 'list'])).toMatchObject({ stderr: 'error: --remote can only be used with the default launch command\n', exit: 2 });
   });
 
   it('reports a missing server as server_not_running on stderr (exit 1) and status says not_running (exit 0)', async () => {
     const other = { XDG_CONFIG_HOME: path.join(tmp, 'nobody') };
-    const status = await herdr(['status', 'server', '--json'], other);
+    const status = await cli(['status', 'server', '--json'], other);
     expect(status.exit).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ status: 'not_running', running: false, version: null, socket: path.join(tmp, 'nobody', 'herdr', 'herdr.sock') });
     const e = errorOf(await herdr(['agent', 'list'], other));
@@ -168,17 +179,20 @@ describe('herdr simulator CLI', () => {
       id: 'cli:agent:list',
       error: { code: 'server_not_running', message: `no herdr server is running at ${path.join(tmp, 'nobody', 'herdr', 'herdr.sock')}; run \`herdr\` to start or attach it` },
     });
-    const named = errorOf(await herdr(['--session', 'side', 'pane', 'send-text', 'w1:p1', 'x'], other));
+    const named = errorOf(await cli(['--session', 'side', 'pane', 'send-text', 'w1:p1', 'x'], other));
     expect(named.id).toBe('cli:request');
     expect(named.error.message).toContain(path.join(tmp, 'nobody', 'herdr', 'sessions', 'side', 'herdr.sock'));
     expect(named.error.message).toContain('herdr session attach side');
-    const running = JSON.parse((await herdr(['status', 'server', '--json'])).stdout) as Record<string, unknown>;
+    const running = JSON.parse((await cli(['status', 'server', '--json'])).stdout) as Record<string, unknown>;
     expect(running).toMatchObject({ status: 'running', running: true, version: '0.8.0', protocol: 19, compatible: true, socket: path.join(cfg, 'herdr.sock') });
     expect(fs.statSync(path.join(cfg, 'herdr.sock')).mode & 0o777).toBe(0o600);
   });
 
   it('creates, lists, gets and closes workspaces with herdr ids and shapes', async () => {
-    const a = await json(['workspace', 'create', '--cwd', tmp, '--label', 'alpha']);
+    const created = await herdr(['workspace', 'create', '--cwd', tmp, '--label', 'alpha']);
+    expect(created.stderr).toBe('');
+    expect(created.stdout.endsWith('}\n') && created.stdout.split('\n')).toHaveLength(2);
+    const a = JSON.parse(created.stdout) as Json;
     expect(a.id).toBe('cli:workspace:create');
     expect(a.result).toMatchObject({
       type: 'workspace_created',
@@ -194,7 +208,7 @@ describe('herdr simulator CLI', () => {
     expect(list.result.workspaces.map((w: { workspace_id: string }) => w.workspace_id)).toEqual(['w1', 'w2']);
     expect((await json(['workspace', 'close', 'w2'])).result.type).toBe('workspace_info');
     expect((await json(['workspace', 'list'])).result.workspaces).toHaveLength(1);
-    expect(errorOf(await herdr(['workspace', 'get', 'w2']))).toEqual({ id: 'cli:workspace:get', error: { code: 'workspace_not_found', message: 'workspace w2 not found' } });
+    expect(errorOf(await cli(['workspace', 'get', 'w2']))).toEqual({ id: 'cli:workspace:get', error: { code: 'workspace_not_found', message: 'workspace w2 not found' } });
     const split = await json(['pane', 'split', 'w1:p1', '--direction', 'right']);
     expect(split.result).toMatchObject({ type: 'pane_info', pane: { pane_id: 'w1:p2', workspace_id: 'w1' } });
   });
@@ -206,23 +220,23 @@ describe('herdr simulator CLI', () => {
     const text = await screenWith('w1:p1', `env:1:w1:p1:w1:w1:t1:xterm-256color:truecolor:none:${tmp}`);
     expect(text.startsWith('{')).toBe(false);
     expect(text.endsWith('\n')).toBe(false);
-    await herdr(['pane', 'run', 'w1:p1', 'echo "sock:$HERDR_SOCKET_PATH bin:$HERDR_BIN_PATH"']);
+    await cli(['pane', 'run', 'w1:p1', 'echo "sock:$HERDR_SOCKET_PATH bin:$HERDR_BIN_PATH"']);
     await screenWith('w1:p1', `sock:${path.join(cfg, 'herdr.sock')} bin:${env.HERDR_BIN_PATH}`);
-    expect(errorOf(await herdr(['pane', 'read', 'w9:p9']))).toEqual({ id: 'cli:pane:read', error: { code: 'pane_not_found', message: 'pane w9:p9 not found' } });
-    expect(errorOf(await herdr(['pane', 'send-text', 'w9:p9', 'x']))).toEqual({ id: 'cli:request', error: { code: 'pane_not_found', message: 'pane w9:p9 not found' } });
+    expect(errorOf(await cli(['pane', 'read', 'w9:p9']))).toEqual({ id: 'cli:pane:read', error: { code: 'pane_not_found', message: 'pane w9:p9 not found' } });
+    expect(errorOf(await cli(['pane', 'send-text', 'w9:p9', 'x']))).toEqual({ id: 'cli:request', error: { code: 'pane_not_found', message: 'pane w9:p9 not found' } });
     expect(await herdr(['pane', 'read', 'w1:p1', '--source', 'bogus'])).toEqual({ stdout: '', stderr: 'Error: Custom { kind: Other, error: "invalid read source: bogus" }\n', exit: 1 });
-    const two = await herdr(['pane', 'read', 'w1:p1', '--source', 'visible', '--lines', '2']);
+    const two = await cli(['pane', 'read', 'w1:p1', '--source', 'visible', '--lines', '2']);
     expect(two.stdout.split('\n')).toHaveLength(2);
   });
 
   it('validates every key before sending any', async () => {
-    await herdr(['pane', 'send-text', 'w1:p1', 'echo', 'not-submitted-42']);
+    await cli(['pane', 'send-text', 'w1:p1', 'echo', 'not-submitted-42']);
     const bad = errorOf(await herdr(['pane', 'send-keys', 'w1:p1', 'Enter', 'hyper+q']));
     expect(bad).toEqual({ id: 'cli:request', error: { code: 'invalid_key', message: 'unsupported key hyper+q' } });
     await new Promise((r) => setTimeout(r, 300));
-    const screen = (await herdr(['pane', 'read', 'w1:p1', '--source', 'visible'])).stdout;
+    const screen = (await cli(['pane', 'read', 'w1:p1', '--source', 'visible'])).stdout;
     expect(screen.split('\n').filter((l) => l.trim() === 'not-submitted-42')).toHaveLength(0);
-    expect(await herdr(['pane', 'send-keys', 'w1:p1', 'C-u', 'ctrl+l', 'shift+tab', 'f5', 'period', 'C-u'])).toEqual({ stdout: '', stderr: '', exit: 0 });
+    expect(await cli(['pane', 'send-keys', 'w1:p1', 'C-u', 'ctrl+l', 'shift+tab', 'f5', 'period', 'C-u'])).toEqual({ stdout: '', stderr: '', exit: 0 });
   });
 
   it('reads the foreground process group: idle shell, then a typed sleep', async () => {
@@ -230,7 +244,7 @@ describe('herdr simulator CLI', () => {
     expect(idle.foreground_process_group_id).toBe(idle.shell_pid);
     expect(idle.foreground_processes).toHaveLength(1);
     expect(idle.foreground_processes[0]).toMatchObject({ pid: idle.shell_pid, name: 'bash', cwd: tmp });
-    await herdr(['pane', 'run', 'w1:p1', 'sleep 30']);
+    await cli(['pane', 'run', 'w1:p1', 'sleep 30']);
     const busy = await until('sleep in the foreground', async () => {
       const f = await fg('w1:p1');
       return f.foreground_processes[0]?.name === 'sleep' ? f : null;
@@ -241,7 +255,7 @@ describe('herdr simulator CLI', () => {
     expect(await agents()).toEqual([]);
     const e = errorOf(await herdr(['agent', 'start', 'sleeper', '--kind', 'claude', '--pane', 'w1:p1']));
     expect(e).toEqual({ id: 'cli:agent:start', error: { code: 'agent_pane_busy', message: 'agent target pane w1:p1 is not an available shell' } });
-    await herdr(['pane', 'send-keys', 'w1:p1', 'C-c']);
+    await cli(['pane', 'send-keys', 'w1:p1', 'C-c']);
     await until('shell back in front', async () => {
       const f = await fg('w1:p1');
       return f.foreground_process_group_id === f.shell_pid;
@@ -249,15 +263,15 @@ describe('herdr simulator CLI', () => {
   });
 
   it('detects node <script named claude>, filters session reports and clears them when the agent exits', async () => {
-    await herdr(['pane', 'run', 'w1:p1', `node ${path.join(tmp, 'scripts', 'claude')}`]);
+    await cli(['pane', 'run', 'w1:p1', `node ${path.join(tmp, 'scripts', 'claude')}`]);
     const found = await until('claude detected', async () => (await agents()).find((a) => a.pane_id === 'w1:p1' && a.agent === 'claude' && a.agent_status === 'idle'));
     expect(found).toMatchObject({ workspace_id: 'w1', tab_id: 'w1:t1', agent_status: 'idle' });
     expect(found.name).toBeUndefined();
     const info = await fg('w1:p1');
     expect(info.foreground_processes[0]?.argv).toEqual(['node', path.join(tmp, 'scripts', 'claude')]);
 
-    const report = (args: string[]): Promise<Run> => herdr(['pane', 'report-agent-session', 'w1:p1', ...args]);
-    expect(await report(['--source', 'herdr:claude', '--agent', 'claude', '--agent-session-id', 'sess-1', '--session-start-source', 'startup'])).toEqual({ stdout: '', stderr: '', exit: 0 });
+    const report = (args: string[]): Promise<Run> => cli(['pane', 'report-agent-session', 'w1:p1', ...args]);
+    expect(await herdr(['pane', 'report-agent-session', 'w1:p1', '--source', 'herdr:claude', '--agent', 'claude', '--agent-session-id', 'sess-1', '--session-start-source', 'startup'])).toEqual({ stdout: '', stderr: '', exit: 0 });
     const session = async (): Promise<unknown> => (await json(['agent', 'get', 'w1:p1'])).result.agent.agent_session;
     expect(await session()).toEqual({ source: 'herdr:claude', agent: 'claude', kind: 'id', value: 'sess-1' });
     // custom sources never produce a session; a conflicting agent is ignored; bad refs are rejected
@@ -273,22 +287,22 @@ describe('herdr simulator CLI', () => {
 
     const waiter = herdr(['agent', 'wait', 'w1:p1', '--until', 'working']);
     await new Promise((r) => setTimeout(r, 300));
-    await herdr(['pane', 'run', 'w1:p1', 'quit']);
+    await cli(['pane', 'run', 'w1:p1', 'quit']);
     expect(errorOf(await waiter)).toEqual({ id: 'cli:agent:wait', error: { code: 'agent_not_running', message: 'agent is no longer running in the target pane' } });
     await until('agent gone', async () => !(await agents()).some((a) => a.pane_id === 'w1:p1'));
     const pane = (await json(['pane', 'get', 'w1:p1'])).result.pane;
     expect(pane.agent_session).toBeUndefined();
     expect(pane.agent_status).toBe('unknown');
-    expect(errorOf(await herdr(['agent', 'get', 'w1:p1'])).error).toEqual({ code: 'agent_not_found', message: 'agent target w1:p1 not found' });
+    expect(errorOf(await cli(['agent', 'get', 'w1:p1'])).error).toEqual({ code: 'agent_not_found', message: 'agent target w1:p1 not found' });
   });
 
   it('lets HERDR_AGENT in a process environment force the kind, and hook authority set the state', async () => {
-    await herdr(['pane', 'run', 'w1:p2', 'HERDR_AGENT=pi sleep 30']);
+    await cli(['pane', 'run', 'w1:p2', 'HERDR_AGENT=pi sleep 30']);
     await until('pi detected', async () => (await agents()).find((a) => a.pane_id === 'w1:p2' && a.agent === 'pi'));
-    await herdr(['pane', 'report-agent', 'w1:p2', '--source', 'herdr:pi', '--agent', 'pi', '--state', 'working', '--agent-session-path', '/tmp/pi/s.jsonl']);
+    await cli(['pane', 'report-agent', 'w1:p2', '--source', 'herdr:pi', '--agent', 'pi', '--state', 'working', '--agent-session-path', '/tmp/pi/s.jsonl']);
     const a = (await json(['agent', 'get', 'w1:p2'])).result.agent;
     expect(a).toMatchObject({ agent: 'pi', agent_status: 'working', screen_detection_skipped: true, agent_session: { source: 'herdr:pi', agent: 'pi', kind: 'path', value: '/tmp/pi/s.jsonl' } });
-    await herdr(['pane', 'send-keys', 'w1:p2', 'C-c']);
+    await cli(['pane', 'send-keys', 'w1:p2', 'C-c']);
     await until('pi gone', async () => !(await agents()).some((x) => x.pane_id === 'w1:p2'));
   });
 
@@ -306,19 +320,19 @@ describe('herdr simulator CLI', () => {
     const f = await fg(pane);
     expect(f.foreground_processes[0]?.argv?.slice(-2)).toEqual(['--model', 'a b']);
 
-    expect(errorOf(await herdr(['agent', 'start', 'other', '--kind', 'claude', '--pane', pane])).error).toEqual({ code: 'agent_pane_busy', message: `agent target pane ${pane} already hosts an agent` });
-    expect(errorOf(await herdr(['agent', 'start', 'rev', '--kind', 'claude', '--pane', 'w1:p1'])).error.code).toBe('agent_name_taken');
-    expect(errorOf(await herdr(['agent', 'start', 'Bad', '--kind', 'claude', '--pane', 'w1:p1'])).error.code).toBe('invalid_agent_name');
-    expect(errorOf(await herdr(['agent', 'start', 'ok', '--kind', 'claude', '--pane', 'w1:p1', '--timeout', '3000'])).error.code).toBe('invalid_agent_timeout');
-    expect(errorOf(await herdr(['agent', 'start', 'ok', '--kind', 'claude', '--pane', 'w1:p1', '--', 'a\u0007b'])).error.code).toBe('invalid_agent_argument');
-    expect(errorOf(await herdr(['agent', 'start', 'ok', '--kind', 'claude', '--pane', 'w7:p1'])).error).toEqual({ code: 'agent_pane_not_found', message: 'agent target pane w7:p1 not found' });
+    expect(errorOf(await cli(['agent', 'start', 'other', '--kind', 'claude', '--pane', pane])).error).toEqual({ code: 'agent_pane_busy', message: `agent target pane ${pane} already hosts an agent` });
+    expect(errorOf(await cli(['agent', 'start', 'rev', '--kind', 'claude', '--pane', 'w1:p1'])).error.code).toBe('agent_name_taken');
+    expect(errorOf(await cli(['agent', 'start', 'Bad', '--kind', 'claude', '--pane', 'w1:p1'])).error.code).toBe('invalid_agent_name');
+    expect(errorOf(await cli(['agent', 'start', 'ok', '--kind', 'claude', '--pane', 'w1:p1', '--timeout', '3000'])).error.code).toBe('invalid_agent_timeout');
+    expect(errorOf(await cli(['agent', 'start', 'ok', '--kind', 'claude', '--pane', 'w1:p1', '--', 'a\u0007b'])).error.code).toBe('invalid_agent_argument');
+    expect(errorOf(await cli(['agent', 'start', 'ok', '--kind', 'claude', '--pane', 'w7:p1'])).error).toEqual({ code: 'agent_pane_not_found', message: 'agent target pane w7:p1 not found' });
 
     // wait: immediate match on the default set, timeout on --until working
     const t1 = Date.now();
     const w = await json(['agent', 'wait', 'rev']);
     expect(Date.now() - t1).toBeLessThan(3000);
     expect(w.result).toMatchObject({ type: 'agent_info', agent: { name: 'rev' } });
-    expect(errorOf(await herdr(['agent', 'wait', 'rev', '--until', 'working', '--timeout', '300']))).toEqual({ id: 'cli:agent:wait', error: { code: 'timeout', message: 'timed out waiting for agent status' } });
+    expect(errorOf(await cli(['agent', 'wait', 'rev', '--until', 'working', '--timeout', '300']))).toEqual({ id: 'cli:agent:wait', error: { code: 'timeout', message: 'timed out waiting for agent status' } });
 
     // a finished turn in a workspace nobody looks at is "done" until it is focused
     const seq = r.result.agent.state_change_seq as number;
@@ -328,7 +342,7 @@ describe('herdr simulator CLI', () => {
     await json(['workspace', 'focus', ws.result.workspace.workspace_id as string]);
     expect((await json(['agent', 'get', 'rev'])).result.agent.agent_status).toBe('idle');
 
-    await herdr(['pane', 'run', pane, 'quit']);
+    await cli(['pane', 'run', pane, 'quit']);
     await until('rev gone', async () => !(await agents()).some((a) => a.name === 'rev'));
   });
 
@@ -343,7 +357,7 @@ describe('herdr simulator CLI', () => {
     const claudeDir = path.join(tmp, 'claude-config');
     const hook = path.join(claudeDir, 'hooks', 'herdr-agent-state.sh');
     const extra = { CLAUDE_CONFIG_DIR: claudeDir };
-    const before = await herdr(['integration', 'status'], extra);
+    const before = await cli(['integration', 'status'], extra);
     expect(before.exit).toBe(0);
     expect(before.stdout.split('\n')[0]).toBe(`pi: not installed (${path.join(env.HOME ?? '', '.pi', 'agent', 'extensions', 'herdr-agent-state.ts')})`);
     expect(before.stdout).toContain(`claude: not installed (${hook})\n`);
@@ -354,19 +368,19 @@ describe('herdr simulator CLI', () => {
     const codexHook = path.join(env.HOME ?? '', '.codex', 'herdr-agent-state.sh');
     fs.mkdirSync(path.dirname(codexHook), { recursive: true });
     fs.writeFileSync(codexHook, '#!/bin/sh\n# HERDR_INTEGRATION_VERSION=5\n');
-    const after = (await herdr(['integration', 'status'], extra)).stdout;
+    const after = (await cli(['integration', 'status'], extra)).stdout;
     expect(after).toContain(`claude: current (v7) (${hook})\n`);
     expect(after).toContain(`codex: outdated (v5 < v7) (${codexHook})\n`);
-    expect(await herdr(['integration', 'status', '--outdated-only'], extra)).toEqual({ stdout: '', stderr: 'installed herdr integrations need updating; run herdr integration install codex.\n', exit: 0 });
-    expect((await herdr(['integration', 'install', 'nope'])).exit).toBe(2);
-    expect((await herdr(['integration', 'uninstall', 'claude'], extra)).exit).toBe(0);
+    expect(await cli(['integration', 'status', '--outdated-only'], extra)).toEqual({ stdout: '', stderr: 'installed herdr integrations need updating; run herdr integration install codex.\n', exit: 0 });
+    expect((await cli(['integration', 'install', 'nope'])).exit).toBe(2);
+    expect((await cli(['integration', 'uninstall', 'claude'], extra)).exit).toBe(0);
     expect(fs.existsSync(hook)).toBe(false);
   });
 
   it('logs every call and fails injected faults once', async () => {
     injectFault(cfg, { command: 'workspace create', code: 'workspace_create_failed', message: 'injected: no pty', times: 1 });
     expect(errorOf(await herdr(['workspace', 'create', '--cwd', tmp]))).toEqual({ id: 'cli:workspace:create', error: { code: 'workspace_create_failed', message: 'injected: no pty' } });
-    expect((await herdr(['workspace', 'create', '--cwd', tmp])).exit).toBe(0);
+    expect((await cli(['workspace', 'create', '--cwd', tmp])).exit).toBe(0);
     const log = readCallLog(cfg);
     const creates = log.filter((c) => c.argv[0] === 'workspace' && c.argv[1] === 'create').slice(-2);
     expect(creates.map((c) => c.exit)).toEqual([1, 0]);
@@ -384,6 +398,6 @@ describe('herdr simulator CLI', () => {
     await until('named server exit', async () => !alive(pid));
     expect(fs.existsSync(path.join(dir, 'herdr.sock'))).toBe(false);
     expect(fs.existsSync(path.join(dir, 'herdr-sim-tmux.sock'))).toBe(false);
-    expect(JSON.parse((await herdr(['--session', 'side', 'status', 'server', '--json'])).stdout)).toMatchObject({ running: false, session: 'side' });
+    expect(JSON.parse((await cli(['--session', 'side', 'status', 'server', '--json'])).stdout)).toMatchObject({ running: false, session: 'side' });
   });
 });

@@ -5,14 +5,14 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { canonicalKind } from './agents.js';
 import { findTarget, integrationInstall, integrationStatus, integrationUninstall, TARGETS, type TextResult } from './integration.js';
-import { callLogPath, configDir, resolveSocket, type SocketTarget } from './paths.js';
+import { callLogPath, configDir, resolveSocket, type Env, type SocketTarget } from './paths.js';
 import { call, CAPABILITIES, HerdrError, NotRunning, PROTOCOL, VERSION, type JsonObject, type Response } from './protocol.js';
 import { SimServer } from './server.js';
 import { takeFault } from './testing.js';
 
 class Usage extends Error {}
 
-interface Out {
+export interface Out {
   stdout: (s: string) => void;
   stderr: (s: string) => void;
 }
@@ -181,6 +181,7 @@ function sleep(ms: number): Promise<void> {
 interface Ctx {
   target: () => SocketTarget;
   out: Out;
+  env: Env;
 }
 
 function printJson(out: Out, id: string, result: JsonObject): number {
@@ -234,7 +235,7 @@ async function server(ctx: Ctx, args: string[]): Promise<number> {
   }
   if (args.length > 0) throw new Usage(GROUP_HELP.server ?? '');
   const target = ctx.target();
-  const binPath = process.env.HERDR_BIN_PATH || path.resolve(process.argv[1] ?? 'herdr');
+  const binPath = ctx.env.HERDR_BIN_PATH || path.resolve(process.argv[1] ?? 'herdr');
   try {
     return await new SimServer({ socket: target.socket, binPath }).run();
   } catch (err) {
@@ -464,7 +465,7 @@ async function workspace(ctx: Ctx, args: string[]): Promise<number> {
 
 function integration(ctx: Ctx, args: string[]): number {
   const [verb, ...rest] = args;
-  const env = process.env;
+  const env = ctx.env;
   if (verb === 'status') {
     const p = parseArgs(rest, { '--outdated-only': 'bool' });
     noExtra(p, 'usage: herdr integration status [--outdated-only]');
@@ -551,9 +552,9 @@ function stripGlobals(argv: readonly string[]): { words: string[]; session?: str
   return session === undefined ? { words, remote } : { words, session, remote };
 }
 
-function logCall(argv: readonly string[], exit: number): void {
+function logCall(argv: readonly string[], exit: number, env: Env): void {
   try {
-    const file = callLogPath();
+    const file = callLogPath(env);
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.appendFileSync(file, `${JSON.stringify({ t: Date.now(), argv, exit })}\n`);
   } catch {
@@ -561,27 +562,32 @@ function logCall(argv: readonly string[], exit: number): void {
   }
 }
 
-/** The `herdr` CLI. Returns the exit code; writes to the given streams (default: the process's). */
-export async function main(argv: string[], out: Out = { stdout: (s) => void process.stdout.write(s), stderr: (s) => void process.stderr.write(s) }): Promise<number> {
+const PROCESS_OUT: Out = { stdout: (s) => void process.stdout.write(s), stderr: (s) => void process.stderr.write(s) };
+
+/**
+ * The `herdr` CLI. Returns the exit code; writes to `out` (default: the process's streams) and
+ * reads `env` (default: the process's) so tests can also run it in-process.
+ */
+export async function main(argv: string[], out: Out = PROCESS_OUT, env: Env = process.env): Promise<number> {
   let exit = 1;
   try {
-    exit = await run(argv, out);
+    exit = await run(argv, out, env);
   } finally {
-    logCall(argv, exit);
+    logCall(argv, exit, env);
   }
   return exit;
 }
 
-async function run(argv: string[], out: Out): Promise<number> {
+async function run(argv: string[], out: Out, env: Env): Promise<number> {
   const { words, session, remote } = stripGlobals(argv);
   if (remote && words.length > 0 && !['--version', '-V', '--help', '-h'].includes(words[0] ?? '')) {
     out.stderr('error: --remote can only be used with the default launch command\n');
     return 2;
   }
-  const ctx: Ctx = { out, target: () => resolveSocket(session) };
+  const ctx: Ctx = { out, env, target: () => resolveSocket(session, env) };
   try {
     if (words[0] !== 'server' || words[1] === 'stop') {
-      const fault = takeFault(configDir(), words);
+      const fault = takeFault(configDir(env), words);
       if (fault) throw new CliFailure(requestId(words), fault.code, fault.message);
     }
     return await dispatch(words, ctx);
