@@ -105,8 +105,9 @@ function hostKeyError(v: Exclude<HostKeyVerdict, { ok: true }>, hop: ResolvedTar
   const line = `${name} ${type} ${blob.toString('base64')}`;
   const details = { host: hop.hostName, port: hop.port, knownHostsName: name, keyType: type, fingerprint: fp };
   if (v.reason === 'unknown') {
-    const lax = /^(no|off|accept-new)$/i.test(hop.strictHostKeyChecking)
-      ? ` Your ssh config sets StrictHostKeyChecking ${hop.strictHostKeyChecking}; agent-handoff still never accepts an unknown key.`
+    // `ssh -G` prints "false" for no/off.
+    const lax = /^(no|off|false|accept-new)$/i.test(hop.strictHostKeyChecking)
+      ? ` Your ssh config relaxes StrictHostKeyChecking (${hop.strictHostKeyChecking}); agent-handoff still never accepts an unknown key.`
       : '';
     const add = direct && !hop.hostKeyAlias
       ? `ssh-keyscan ${hop.port === 22 ? '' : `-p ${hop.port} `}-t ${keyscanType(type)} ${hop.hostName} >> ${file}`
@@ -279,7 +280,8 @@ function signalExit(signal: string | undefined): number {
 function killChannel(ch: ClientChannel): void {
   const c = ch as unknown as { outgoing?: { id: number; state: string }; _client?: { _protocol?: { signal(id: number, sig: string): void } } };
   try {
-    if (c.outgoing?.state === 'open' && c._client?._protocol) c._client._protocol.signal(c.outgoing.id, 'KILL');
+    // 'eof' = we sent EOF but the channel is still open: the usual state of a running command.
+    if ((c.outgoing?.state === 'open' || c.outgoing?.state === 'eof') && c._client?._protocol) c._client._protocol.signal(c.outgoing.id, 'KILL');
     else ch.signal('KILL');
   } catch {
     // channel already gone
@@ -382,6 +384,11 @@ export class SshHost implements Host {
       clearTimeout(timer);
     }
     return new SshHost(chain, hops, socket!, opts, Date.now() - started);
+  }
+
+  /** Local TCP port of the connection (to find it in sshd logs). */
+  get localPort(): number | undefined {
+    return this.socket.localPort;
   }
 
   get counters(): SshCounters {

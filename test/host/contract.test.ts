@@ -1,6 +1,7 @@
 // The Host contract, run against BOTH implementations: LocalHost (this machine, as root) and
 // SshHost (laptop's key → the world's `vega` user over the loopback sshd).
 import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -18,7 +19,12 @@ const implementations: [string, () => Promise<Host>][] = [
     'SshHost',
     async () => {
       const world = await useWorld();
-      return SshHost.connect('w-vega', makeSshFixture(world).opts);
+      const fx = makeSshFixture(world);
+      try {
+        return await SshHost.connect('w-vega', fx.opts);
+      } finally {
+        fs.rmSync(fx.dir, { recursive: true, force: true }); // read once at connect
+      }
     },
   ],
 ];

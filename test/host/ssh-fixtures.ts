@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { World } from '../world/machines.js';
 import type { SshHostOptions } from '../../src/host/ssh.js';
+import { HostError } from '../../src/errors.js';
 
 export interface SshFixture {
   dir: string;
@@ -31,4 +32,14 @@ export function makeSshFixture(world: World, extraConfig = ''): SshFixture {
 
 export function sshdAcceptedCount(world: World): number {
   return (fs.readFileSync(world.sshd.log, 'utf8').match(/Accepted publickey/g) ?? []).length;
+}
+
+/** Await a rejection and check it is a HostError with `code`. */
+export async function hostErrorOf(p: Promise<unknown>): Promise<{ code: string; message: string; fix: string | undefined; details: Record<string, unknown> | undefined }> {
+  const err = await p.then(
+    () => new Error('expected a HostError, but it resolved'),
+    (e: unknown) => e,
+  );
+  if (!(err instanceof HostError)) throw err;
+  return { code: err.code, message: err.message, fix: err.fix, details: err.details };
 }

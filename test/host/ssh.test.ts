@@ -1,0 +1,439 @@
+// SshHost against the world's loopback sshd: command encoding under sh/bash/zsh/fish login
+// shells, one handshake per host, login environment, timeouts, host keys, auth and ProxyJump.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SshHost } from '../../src/host/ssh.js';
+import { useWorld } from '../helpers/world.js';
+import { pidsOfUser, startSshd, type World } from '../world/machines.js';
+import { hostileArgs } from './hostile-args.js';
+import { hostErrorOf, makeSshFixture, type SshFixture } from './ssh-fixtures.js';
+
+let world: World;
+let fx: SshFixture;
+
+beforeAll(async () => {
+  world = await useWorld();
+  fx = makeSshFixture(world);
+});
+
+afterAll(() => {
+  fs.rmSync(fx.dir, { recursive: true, force: true });
+});
+
+function writeConfig(name: string, text: string): string {
+  const file = path.join(fx.dir, name);
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+function hostKeyB64(): string {
+  return world.sshd.hostKeyLine.split(' ')[2]!;
+}
+
+describe('command encoding through every login shell', () => {
+  const canaryDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-canary-'));
+  fs.chmodSync(canaryDir, 0o777);
+  afterAll(() => fs.rmSync(canaryDir, { recursive: true, force: true }));
+
+  for (const [user, shell] of [
+    ['vegash', '/bin/sh'],
+    ['vega', '/bin/bash'],
+    ['vegazsh', '/usr/bin/zsh'],
+    ['vegafish', '/usr/bin/fish'],
+  ] as const) {
+    it(`passes hostile argv, env and cwd unchanged to a program when the login shell is ${path.basename(shell)}`, async () => {
+      const host = await SshHost.connect(`w-${user}`, fx.opts);
+      try {
+        const info = await host.info();
+        expect(info.shell).toBe(shell);
+        expect(info.user).toBe(user);
+        // Each shell's login files put the world's bin first (.profile, .zprofile, config.fish).
+        expect(info.loginEnv.PATH?.split(':')[0]).toBe('/tmp/ah-world/bin');
+
+        const args = hostileArgs(canaryDir);
+        const r = await host.run(['printf', '%s\\0', ...args]);
+        expect(r.stderr).toBe('');
+        const got = r.stdout.split('\0');
+        expect(got.pop()).toBe('');
+        expect(got).toEqual(args);
+
+        // Hostile folder names and env values too; stdin follows the header untouched.
+        // A folder name (no slash) that would touch files in the home or the folder if a shell ran it.
+        const weird = path.posix.join(canaryDir, `${user} $(touch canary-a) ;touch canary-b; '"\`touch canary-c\`\n`);
+        await host.mkdirp(weird);
+        const env = { AH_VALUE: args.slice(0, 30).join('\n') };
+        const r2 = await host.run(['sh', '-c', 'printf "%s\\0%s\\0" "$PWD" "$AH_VALUE"; cat', 'sh'], { cwd: weird, env, stdin: 'first line\n$(touch x)\n' });
+        expect(r2.stdout).toBe(`${weird}\0${env.AH_VALUE}\0first line\n$(touch x)\n`);
+        expect((await host.list(weird)).length).toBe(0);
+        await host.remove(weird, { recursive: true });
+        expect(fs.readdirSync(canaryDir)).toEqual([]);
+        expect(fs.readdirSync(info.home).filter((f) => f.startsWith('canary'))).toEqual([]);
+      } finally {
+        await host.close();
+      }
+    });
+  }
+});
+
+describe('one connection', () => {
+  it('does 20 operations over exactly one handshake', async () => {
+    const host = await SshHost.connect('w-vega', fx.opts);
+    const port = host.localPort;
+    try {
+      const info = await host.info();
+      const dir = path.posix.join(info.tmpdir, `ah-count-${process.pid}`);
+      await host.mkdirp(dir);
+      for (let i = 0; i < 6; i++) await host.writeFile(path.posix.join(dir, `f${i}`), `file ${i}`);
+      for (let i = 0; i < 6; i++) expect((await host.readFile(path.posix.join(dir, `f${i}`))).toString()).toBe(`file ${i}`);
+      expect((await host.list(dir)).length).toBe(6);
+      await Promise.all([host.run(['true']), host.stat(dir), host.which('git'), host.run(['echo', 'x'])]);
+      await host.remove(dir, { recursive: true });
+      const c = host.counters;
+      expect(c.handshakes).toBe(1);
+      expect(c.commands).toBeGreaterThanOrEqual(16);
+      expect(c.sftpRequests).toBeGreaterThanOrEqual(2);
+      expect(c.bytesIn).toBeGreaterThan(0);
+      expect(c.bytesOut).toBeGreaterThan(0);
+    } finally {
+      await host.close();
+    }
+    // sshd saw one publickey login from our client port.
+    const log = fs.readFileSync(world.sshd.log, 'utf8');
+    expect(log.split('\n').filter((l) => l.includes('Accepted publickey') && l.includes(` port ${port} `)).length).toBe(1);
+  });
+
+  it('queues channels below MaxSessions: 30 parallel commands all succeed', async () => {
+    const host = await SshHost.connect('w-vega', { ...fx.opts, maxChannels: 8 });
+    try {
+      const results = await Promise.all(Array.from({ length: 30 }, (_, i) => host.run(['sh', '-c', 'sleep 0.05; echo "$1"', 'sh', String(i)])));
+      expect(results.map((r) => r.stdout.trim())).toEqual(Array.from({ length: 30 }, (_, i) => String(i)));
+      expect(host.counters.handshakes).toBe(1);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('kills the remote program on command timeout and stays usable', async () => {
+    const host = await SshHost.connect('w-vega', fx.opts);
+    try {
+      const marker = `${30 + (process.pid % 1000) / 1000}`;
+      const started = Date.now();
+      const err = await hostErrorOf(host.run(['sleep', marker], { timeoutMs: 500 }));
+      expect(err.code).toBe('command_timeout');
+      expect(Date.now() - started).toBeLessThan(3000);
+      const vega = world.users.vega!;
+      const stillRunning = (): boolean =>
+        pidsOfUser(vega.uid).some((pid) => {
+          try {
+            return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8') === `sleep\0${marker}\0`;
+          } catch {
+            return false;
+          }
+        });
+      const deadline = Date.now() + 3000;
+      while (stillRunning() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(stillRunning()).toBe(false);
+      expect((await host.run(['echo', 'ok'])).stdout).toBe('ok\n');
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('leaves no socket behind after close()', async () => {
+    const sockets = (): number => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
+    const before = sockets();
+    const host = await SshHost.connect('w-vega', fx.opts);
+    await host.run(['true']);
+    await host.stat('/tmp');
+    expect(sockets()).toBe(before + 1);
+    await host.close();
+    await new Promise((r) => setImmediate(r));
+    expect(sockets()).toBe(before);
+    expect((await hostErrorOf(host.run(['true']))).code).toBe('connection_closed');
+  });
+});
+
+describe('login environment', () => {
+  const vegash = (): World['users'][string] => world.users.vegash!;
+  const profile = (): string => path.join(vegash().home, '.profile');
+  let original = '';
+  const flag = path.join(os.tmpdir(), `ah-host-hang-${process.pid}`);
+
+  beforeAll(() => {
+    original = fs.readFileSync(profile(), 'utf8');
+    // Junk on stdout (even a fake marker and NULs), then a hang when the flag file exists.
+    fs.appendFileSync(profile(), `echo "JUNK from profile"; printf 'AHENVfake\\0PATH=/evil\\0'\n[ -f ${flag} ] && sleep 20\n`);
+  });
+
+  afterAll(() => {
+    fs.writeFileSync(profile(), original);
+    fs.rmSync(flag, { force: true });
+    // The hung profile's sleep was started by this test: end it by pid.
+    for (const pid of pidsOfUser(vegash().uid)) {
+      try {
+        if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8') === 'sleep\x0020\x00') process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+  });
+
+  it('ignores what a login profile prints', async () => {
+    const host = await SshHost.connect('w-vegash', fx.opts);
+    try {
+      const info = await host.info();
+      expect(info.loginEnv.PATH?.split(':')[0]).toBe('/tmp/ah-world/bin');
+      expect(info.loginEnv.PATH).not.toContain('/evil');
+      expect(host.warnings).toEqual([]);
+      expect(host.counters.commands).toBe(1); // the whole probe is one exec
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('falls back to the bare PATH plus the usual folders when the profile hangs', async () => {
+    fs.writeFileSync(flag, '');
+    fs.chmodSync(flag, 0o644);
+    const host = await SshHost.connect('w-vegash', { ...fx.opts, loginEnvTimeoutMs: 800 });
+    try {
+      const started = Date.now();
+      const info = await host.info();
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(info.user).toBe('vegash');
+      expect(info.loginEnv.PATH).not.toContain('/tmp/ah-world/bin');
+      expect(info.loginEnv.PATH).toContain('/usr/bin');
+      expect(info.loginEnv.PATH).toContain('/home/vegash/.local/bin');
+      expect(host.warnings.join('\n')).toMatch(/did not finish within 0.8 s/);
+      expect((await host.run(['echo', 'works'])).stdout).toBe('works\n');
+    } finally {
+      await host.close();
+      fs.rmSync(flag, { force: true });
+    }
+  });
+});
+
+describe('timeouts and refusals before a session exists', () => {
+  it('ends with connect_timeout when a TCP peer accepts and never answers', async () => {
+    const peers: net.Socket[] = [];
+    const closed: Promise<void>[] = [];
+    const server = net.createServer((s) => {
+      peers.push(s);
+      s.resume(); // flowing, so the client's FIN shows up as 'close'
+      closed.push(new Promise((r) => s.on('close', () => r())));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const started = Date.now();
+      const err = await hostErrorOf(SshHost.connect(`ssh://vega@127.0.0.1:${port}`, { ...fx.opts, connectTimeoutMs: 700 }));
+      expect(err.code).toBe('connect_timeout');
+      expect(Date.now() - started).toBeLessThan(2500);
+      // Our side let go of the socket.
+      expect(peers.length).toBe(1);
+      await Promise.race([Promise.all(closed), new Promise((_, rej) => setTimeout(() => rej(new Error('socket left open')), 2000))]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('reports connect_failed when nothing listens', async () => {
+    const server = net.createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    await new Promise<void>((r) => server.close(() => r()));
+    const err = await hostErrorOf(SshHost.connect(`ssh://vega@127.0.0.1:${port}`, fx.opts));
+    expect(err.code).toBe('connect_failed');
+    expect(err.message).toContain(`127.0.0.1:${port}`);
+  });
+
+  it('refuses bad destinations before running ssh', async () => {
+    for (const bad of ['-oProxyCommand=touch /tmp/x', 'vega@host;rm', "a'b", 'ssh://vega@host:99999', '']) {
+      expect((await hostErrorOf(SshHost.connect(bad, fx.opts))).code).toBe('bad_target');
+    }
+  });
+});
+
+describe('host keys', () => {
+  const kh = (name: string, text: string): string => writeConfig(name, text);
+  const connectWith = (knownHosts: string, extra = ''): Promise<SshHost> => {
+    const cfg = writeConfig(`cfg-${path.basename(knownHosts)}`, `Host t\n  HostName 127.0.0.1\n  Port ${world.sshd.port}\n  User vega\n  IdentityFile ${world.users.laptop!.key}\n  UserKnownHostsFile ${knownHosts}\n  GlobalKnownHostsFile none\n${extra}`);
+    return SshHost.connect('t', { configFile: cfg, agent: null });
+  };
+
+  it('refuses an unknown host with the command that adds it, even with StrictHostKeyChecking no', async () => {
+    const file = kh('kh-empty', '');
+    const err = await hostErrorOf(connectWith(file, '  StrictHostKeyChecking no\n'));
+    expect(err.code).toBe('host_key_unknown');
+    const fp = execFileSync('ssh-keygen', ['-lf', '-'], { input: world.sshd.hostKeyLine, encoding: 'utf8' }).split(' ')[1]!;
+    expect(err.message).toContain(fp);
+    expect(err.message).toContain('relaxes StrictHostKeyChecking');
+    expect(err.fix).toContain(`ssh-keyscan -p ${world.sshd.port} -t ed25519 127.0.0.1 >> ${file}`);
+    expect(fs.readFileSync(file, 'utf8')).toBe(''); // never written by us
+    // The fix, run as given, makes the host known.
+    const cmd = /then run: (.*?) {2}\(/.exec(err.fix ?? '')?.[1];
+    expect(cmd).toBeDefined();
+    execFileSync('sh', ['-c', cmd!]);
+    const host = await connectWith(file);
+    await host.close();
+  });
+
+  it('refuses a changed key loudly, naming the file and line of the old entry', async () => {
+    const other = execFileSync('sh', ['-c', `d=$(mktemp -d) && ssh-keygen -q -t ed25519 -N '' -f $d/k && cat $d/k.pub && rm -r $d`], { encoding: 'utf8' }).split(' ')[1]!;
+    const file = kh('kh-changed', `# comment\n[127.0.0.1]:${world.sshd.port} ssh-ed25519 ${other}\n`);
+    const err = await hostErrorOf(connectWith(file));
+    expect(err.code).toBe('host_key_changed');
+    expect(err.message).toContain(`${file}:2`);
+    expect(err.message).toMatch(/HAS CHANGED/);
+  });
+
+  it('accepts a hashed entry (ssh-keygen -H)', async () => {
+    const file = kh('kh-hashed', `${world.sshd.hostKeyLine}\n`);
+    execFileSync('ssh-keygen', ['-q', '-H', '-f', file], { stdio: 'ignore' });
+    expect(fs.readFileSync(file, 'utf8')).toMatch(/^\|1\|/);
+    const host = await connectWith(file);
+    expect((await host.run(['id', '-un'])).stdout).toBe('vega\n');
+    await host.close();
+  });
+
+  it('needs the [host]:port form for a non-22 port; a bare host entry does not match', async () => {
+    const err = await hostErrorOf(connectWith(kh('kh-bare', `127.0.0.1 ssh-ed25519 ${hostKeyB64()}\n`)));
+    expect(err.code).toBe('host_key_unknown');
+    const host = await connectWith(kh('kh-port', `[127.0.0.1]:${world.sshd.port},other.example ssh-ed25519 ${hostKeyB64()}\n`));
+    await host.close();
+  });
+
+  it('looks the key up under HostKeyAlias', async () => {
+    const host = await connectWith(kh('kh-alias', `my-vega-alias ssh-ed25519 ${hostKeyB64()}\n`), '  HostKeyAlias my-vega-alias\n');
+    await host.close();
+  });
+
+  it('refuses a @revoked key', async () => {
+    const err = await hostErrorOf(connectWith(kh('kh-revoked', `${world.sshd.hostKeyLine}\n@revoked * ssh-ed25519 ${hostKeyB64()}\n`)));
+    expect(err.code).toBe('host_key_revoked');
+  });
+});
+
+describe('auth without prompts', () => {
+  const vegaKeys = (): string => path.join(world.users.vega!.home, '.ssh', 'authorized_keys');
+  let keyDir: string;
+  let encKey: string;
+  let pubLine: string;
+
+  beforeAll(() => {
+    keyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-agent-'));
+    encKey = path.join(keyDir, 'id_enc');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', 'correct horse', '-C', `ah-host-test-${process.pid}`, '-f', encKey]);
+    pubLine = fs.readFileSync(`${encKey}.pub`, 'utf8').trim();
+    fs.appendFileSync(vegaKeys(), `${pubLine}\n`);
+  });
+
+  afterAll(() => {
+    const kept = fs.readFileSync(vegaKeys(), 'utf8').split('\n').filter((l) => l.trim() !== pubLine);
+    fs.writeFileSync(vegaKeys(), kept.join('\n'));
+    fs.rmSync(keyDir, { recursive: true, force: true });
+  });
+
+  it('uses a passphrase-protected key held only by ssh-agent', async () => {
+    const sock = path.join(keyDir, 'agent.sock');
+    const agent = spawn('ssh-agent', ['-D', '-a', sock], { stdio: 'ignore' });
+    try {
+      const deadline = Date.now() + 5000;
+      while (!fs.existsSync(sock) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const askpass = path.join(keyDir, 'askpass');
+      fs.writeFileSync(askpass, "#!/bin/sh\necho 'correct horse'\n", { mode: 0o700 });
+      const add = spawnSync('ssh-add', [encKey], { env: { ...process.env, SSH_AUTH_SOCK: sock, SSH_ASKPASS: askpass, SSH_ASKPASS_REQUIRE: 'force', DISPLAY: ':0' }, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+      expect(add.status, add.stderr).toBe(0);
+      const host = await SshHost.connect('w-vega', { ...fx.opts, agent: sock, identityFiles: [encKey] });
+      expect((await host.run(['id', '-un'])).stdout).toBe('vega\n');
+      await host.close();
+    } finally {
+      agent.kill('SIGTERM');
+    }
+  });
+
+  it('says to ssh-add an encrypted key that no agent holds, never prompting', async () => {
+    const err = await hostErrorOf(SshHost.connect('w-vega', { ...fx.opts, agent: null, identityFiles: [encKey] }));
+    expect(err.code).toBe('auth_key_encrypted');
+    expect(err.message).toContain(encKey);
+    expect(err.fix).toContain(`ssh-add ${encKey}`);
+  });
+
+  it('names user@host and the keys tried when every key is refused', async () => {
+    const stranger = path.join(keyDir, 'id_stranger');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', stranger]);
+    const err = await hostErrorOf(SshHost.connect('w-vega', { ...fx.opts, identityFiles: [stranger] }));
+    expect(err.code).toBe('auth_failed');
+    expect(err.message).toContain(`vega@127.0.0.1:${world.sshd.port}`);
+    expect(err.message).toContain(stranger);
+  });
+});
+
+describe('ProxyJump', () => {
+  let inner: Awaited<ReturnType<typeof startSshd>> | undefined;
+  let innerDir: string;
+
+  beforeAll(async () => {
+    innerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-sshd2-'));
+    inner = await startSshd(innerDir, { host: '127.0.0.2', users: ['vega'] });
+  });
+
+  afterAll(() => {
+    if (inner) {
+      try {
+        process.kill(inner.pid, 'SIGTERM');
+      } catch {
+        // gone
+      }
+    }
+    fs.rmSync(innerDir, { recursive: true, force: true });
+  });
+
+  const config = (knownHosts: string): string =>
+    writeConfig(
+      `cfg-jump-${path.basename(knownHosts)}`,
+      [
+        `Host jump`,
+        `  HostName 127.0.0.1`,
+        `  Port ${world.sshd.port}`,
+        `  User vega`,
+        `Host inner`,
+        `  HostName 127.0.0.2`,
+        `  Port ${inner!.port}`,
+        `  User vega`,
+        `  ProxyJump jump`,
+        `Host *`,
+        `  IdentityFile ${world.users.laptop!.key}`,
+        `  UserKnownHostsFile ${knownHosts}`,
+        `  GlobalKnownHostsFile none`,
+        '',
+      ].join('\n'),
+    );
+
+  it('reaches a host behind a jump host through a forwarded channel, verifying both', async () => {
+    const known = writeConfig('kh-jump', `${world.sshd.hostKeyLine}\n${inner!.hostKeyLine}\n`);
+    const host = await SshHost.connect('inner', { configFile: config(known), agent: null });
+    try {
+      expect(host.chain.map((h) => `${h.hostName}:${h.port}`)).toEqual([`127.0.0.1:${world.sshd.port}`, `127.0.0.2:${inner!.port}`]);
+      const r = await host.run(['sh', '-c', 'echo "$SSH_CONNECTION"']);
+      // The inner sshd sees a connection to 127.0.0.2 coming from the jump host.
+      expect(r.stdout.trim().split(' ').slice(2)).toEqual(['127.0.0.2', String(inner!.port)]);
+      expect(host.counters.handshakes).toBe(2);
+      expect(fs.readFileSync(inner!.log, 'utf8')).toContain('Accepted publickey for vega');
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('verifies the inner host key too', async () => {
+    const known = writeConfig('kh-jump-only', `${world.sshd.hostKeyLine}\n`);
+    const err = await hostErrorOf(SshHost.connect('inner', { configFile: config(known), agent: null }));
+    expect(err.code).toBe('host_key_unknown');
+    expect(err.message).toContain(`127.0.0.2:${inner!.port}`);
+    // Behind a jump host, keyscan from here cannot reach it: the fix is the known_hosts line.
+    expect(err.fix).toContain(`[127.0.0.2]:${inner!.port} ssh-ed25519`);
+  });
+});
