@@ -50,9 +50,13 @@ export async function main(argv: string[]): Promise<void> {
         y.positional('target', { type: 'string' }).option('from', { type: 'string' }).option('timeout', { type: 'number' }),
       )
       .command('send <agent> [target]', 'Move an agent to another machine', sendOptions)
+      .command('recover [id]', 'Finish or roll back unfinished handoffs', (y) =>
+        y.positional('id', { type: 'string' }).option('rollback', { type: 'boolean', describe: 'Always roll back and restart the agent at the source' }).option('timeout', { type: 'number' }),
+      )
       .command('history', 'List the handoffs run from this machine')
       .command('show <id>', 'Show one handoff with its events', (y) => y.positional('id', { type: 'string' }))
       .command('schema', 'Print the JSON Schema of every result')
+      .command('__run-deferred <job>', false, (y) => y.positional('job', { type: 'string' }))
       .fail((msg, err) => {
         throw err ?? new UsageError(msg, 'Run `agent-handoff --help` for usage.');
       });

@@ -1,0 +1,211 @@
+// `send <agent> [target]`: plan (and stop there with --dry-run), lock, journal, execute.
+import os from 'node:os';
+import { z } from 'zod';
+import { HandoffError } from '../errors.js';
+import { execute, HandoffFailed, type ExecuteResult } from '../handoff/execute.js';
+import { Journal, newHandoffId, stateDir } from '../handoff/journal.js';
+import { acquireLock, localLiveness } from '../handoff/lock.js';
+import type { SendOptions } from '../handoff/options.js';
+import { buildPlan, type Plan } from '../handoff/plan.js';
+import { openSides, type Sides } from '../handoff/sides.js';
+import { deferSelf, type DeferredJob } from '../handoff/self.js';
+import { createProgress } from '../progress.js';
+import { registerResultSchema } from '../result.js';
+import type { CommandContext, CommandOutput } from './index.js';
+
+const PlanJson = z.object({
+  id: z.string(),
+  agent: z.object({ target: z.string(), name: z.string().nullable(), pane: z.string(), status: z.string(), argv: z.array(z.string()), pid: z.number() }),
+  kind: z.string(),
+  session: z.object({ id: z.string(), via: z.enum(['herdr', 'option', 'guess']), files: z.number(), bytes: z.number() }),
+  transcript: z.string(),
+  source: z.object({ host: z.string(), repo: z.string(), cwd: z.string(), relative_cwd: z.string(), branch: z.string().nullable(), head: z.string(), dirty: z.boolean(), changed_files: z.array(z.string()), remotes: z.array(z.string()) }),
+  target: z.object({
+    host: z.string(),
+    repo: z.string(),
+    other_checkouts: z.array(z.string()),
+    integration: z.string(),
+    agent_cli: z.string().nullable(),
+    config_root: z.string(),
+    herdr_version: z.string().nullable(),
+  }),
+  will_create: z.object({
+    branch: z.string(),
+    worktree: z.string(),
+    new_worktree: z.boolean(),
+    fast_forward: z.boolean(),
+    cwd: z.string(),
+    session_file: z.string(),
+    resume_argv: z.array(z.string()),
+  }),
+  warnings: z.array(z.string()),
+});
+export type PlanJson = z.infer<typeof PlanJson>;
+
+export const SendResult = z.object({
+  ok: z.literal(true),
+  command: z.literal('send'),
+  dry_run: z.boolean(),
+  deferred: z.boolean(),
+  plan: PlanJson,
+  target_worktree: z.string().optional(),
+  branch: z.string().optional(),
+  cwd: z.string().optional(),
+  worktree_created: z.boolean().optional(),
+  changes_applied: z.boolean().optional(),
+  target_agent: z.object({ name: z.string(), pane: z.string(), workspace: z.string() }).optional(),
+  integration_installed: z.boolean().optional(),
+  trust: z.string().optional(),
+  waiting_for_user: z.array(z.string()).optional(),
+  source_stash: z.object({ stashed: z.boolean(), stash: z.string().nullable(), reason: z.string(), note: z.string(), changed_after_snapshot: z.array(z.string()) }).optional(),
+  source_pane_at_shell: z.boolean().optional(),
+  attach: z.string().nullable().optional(),
+  verified: z.array(z.string()).optional(),
+  bytes_sent: z.number().optional(),
+  steps: z.array(z.object({ step: z.string(), ms: z.number(), ok: z.boolean() })).optional(),
+  helper: z.object({ workspace: z.string(), pane: z.string(), job: z.string() }).optional().describe('--self: the helper that will run the handoff after this turn'),
+});
+registerResultSchema('send', SendResult);
+
+export function planJson(plan: Plan, sides: Sides): PlanJson {
+  const p = plan.placement;
+  const resume = plan.adapter.resumeArgv(plan.sessionPlacement.handle, plan.opts.agentArgs);
+  return {
+    id: plan.id,
+    agent: { target: plan.agent.name ?? plan.agent.pane_id, name: plan.agent.name ?? null, pane: plan.agent.pane_id, status: plan.agent.agent_status, argv: plan.process.argv ?? [plan.process.name], pid: plan.process.pid },
+    kind: plan.kind,
+    session: { id: plan.session.id, via: plan.sessionVia, files: plan.unit.length, bytes: plan.unit.reduce((n, e) => n + e.size, 0) },
+    transcript: plan.session.file,
+    source: {
+      host: sides.source.host.label,
+      repo: plan.snapshot.repoRoot,
+      cwd: plan.cwd,
+      relative_cwd: plan.snapshot.relativeCwd,
+      branch: plan.snapshot.branch,
+      head: plan.snapshot.head,
+      dirty: plan.snapshot.snapshot !== null,
+      changed_files: plan.snapshot.changedFiles.map((f) => f.path),
+      remotes: plan.remotes.map((r) => r.url),
+    },
+    target: {
+      host: sides.target.host.label,
+      repo: p.repo,
+      other_checkouts: plan.otherCheckouts,
+      integration: plan.targetIntegration?.status ?? 'unknown',
+      agent_cli: plan.targetAgentCli,
+      config_root: plan.sessionPlacement.configRoot,
+      herdr_version: plan.targetHerdr.version?.version ?? null,
+    },
+    will_create: {
+      branch: p.branch,
+      worktree: p.worktree,
+      new_worktree: p.mode === 'new-worktree',
+      fast_forward: p.fastForward,
+      cwd: plan.targetCwd,
+      session_file: plan.sessionPlacement.file,
+      resume_argv: resume,
+    },
+    warnings: plan.warnings,
+  };
+}
+
+function resultOf(plan: Plan, sides: Sides, done: ExecuteResult, timings: { step: string; ms: number; ok: boolean }[], sourceAtShell: boolean): z.infer<typeof SendResult> {
+  const target = sides.target;
+  return {
+    ok: true,
+    command: 'send',
+    dry_run: false,
+    deferred: false,
+    plan: planJson(plan, sides),
+    target_worktree: done.placementWorktree,
+    branch: done.branch,
+    cwd: done.snapshot.relativeCwd ? `${done.placementWorktree}/${done.snapshot.relativeCwd}` : done.placementWorktree,
+    worktree_created: done.createdWorktree,
+    changes_applied: done.snapshot.snapshot !== null,
+    target_agent: { name: done.start.name, pane: done.start.pane, workspace: done.start.workspace },
+    integration_installed: done.integrationInstalled,
+    trust: done.start.trust,
+    waiting_for_user: done.start.waitingForUser,
+    source_stash: { stashed: done.stash.stashed, stash: done.stash.stash, reason: done.stash.reason, note: done.stash.note, changed_after_snapshot: done.stash.changedAfterSnapshot },
+    source_pane_at_shell: sourceAtShell,
+    attach: sides.sameHost || target.host.kind === 'local' ? null : `herdr --remote ${target.spec}`,
+    verified: done.verified,
+    bytes_sent: done.transfer.bytesSent,
+    steps: timings,
+  };
+}
+
+export async function send(args: Record<string, unknown>, ctx: CommandContext): Promise<CommandOutput> {
+  const opts = args.send as SendOptions;
+  const progress = createProgress(ctx.stderr, { quiet: ctx.quiet });
+  const id = newHandoffId();
+  const sides = await progress.step('connecting', () => openSides(opts));
+  const controller = os.hostname();
+  const aborter = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => aborter.abort(sig);
+  try {
+    const expect = args.expect as DeferredJob['expect'] | undefined;
+    if (expect) {
+      // --self helper: wait for the agent's turn to end before planning.
+      await progress.step('waiting for the agent to finish its turn', () => sides.source.herdr.agentWait(expect.pane, ['idle', 'done'], opts.waitTimeoutS * 1000));
+    }
+    const plan = await progress.step('planning', () => buildPlan({ id, opts, sides, callerPane: expect ? undefined : ctx.env.HERDR_PANE_ID }));
+    if (expect && (plan.process.pid !== expect.pid || plan.kind !== expect.kind || plan.session.id !== expect.session)) {
+      throw new HandoffError('agent_changed', `The agent in ${expect.pane} is no longer the one that asked to move (expected ${expect.kind} pid ${expect.pid} session ${expect.session}).`, {
+        fix: 'Nothing was changed. Ask the agent again.',
+      });
+    }
+    if (opts.dryRun) {
+      return { result: { ok: true, command: 'send', dry_run: true, deferred: false, plan: planJson(plan, sides) }, exitCode: 0 };
+    }
+    if (opts.self) {
+      return { result: await deferSelf(plan, sides, opts, ctx, planJson(plan, sides)), exitCode: 0 };
+    }
+    const stateOnSource = sourceStateDir(sides);
+    const lock = await acquireLock(sides.source.host, {
+      stateDir: stateOnSource,
+      key: `${plan.kind}-${plan.session.id}`,
+      owner: { handoff: id, controller, pid: process.pid, started: new Date().toISOString() },
+      isAlive: localLiveness(controller),
+    });
+    const journal = Journal.create(stateDir(ctx.env), id, {
+      agent: plan.agent.name ?? plan.agent.pane_id,
+      kind: plan.kind,
+      from: sides.source.host.label,
+      to: sides.target.host.label,
+      source_spec: sides.source.spec,
+      target_spec: sides.target.spec,
+      session: plan.session.id,
+      pane: plan.agent.pane_id,
+      plan: planJson(plan, sides),
+    });
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    try {
+      const done = await execute(plan, sides, journal, progress, aborter.signal);
+      const atShell = await sides.source.herdr
+        .processInfo(plan.agent.pane_id)
+        .then((i) => i.foreground_process_group_id === i.shell_pid)
+        .catch(() => false);
+      journal.outcome('succeeded');
+      return { result: resultOf(plan, sides, done, progress.timings, atShell), exitCode: 0 };
+    } catch (err) {
+      journal.outcome(err instanceof HandoffFailed ? 'rolled_back' : 'failed', { error: err instanceof Error ? err.message : String(err) });
+      throw err;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await lock.release().catch(() => undefined);
+    }
+  } finally {
+    await sides.close();
+  }
+}
+
+/** The source host's state folder (its XDG_STATE_HOME, else ~/.local/state) — for the lock. */
+function sourceStateDir(sides: Sides): string {
+  const env = sides.source.info.loginEnv;
+  return stateDir({ HOME: sides.source.info.home, ...(env.XDG_STATE_HOME ? { XDG_STATE_HOME: env.XDG_STATE_HOME } : {}) });
+}
+
+export { HandoffError };

@@ -1,0 +1,201 @@
+// Execute a plan: quit, snapshot, transfer, place, copy the session, start on the target, verify,
+// stash at the source. Every step is journaled before it acts and after it completes; anything
+// that changes the target is recorded so a failure (or `recover`) can undo it exactly.
+import { HandoffError } from '../errors.js';
+import { HerdrError } from '../herdr/client.js';
+import { place } from '../git/place.js';
+import { snapshot, workingTree, type Snapshot } from '../git/snapshot.js';
+import { stashSourceChanges, type StashResult } from '../git/stash.js';
+import { transfer, type TransferResult } from '../git/transfer.js';
+import { git, line } from '../git/git.js';
+import type { Progress } from '../progress.js';
+import { copySessionUnit } from './session-copy.js';
+import type { Journal } from './journal.js';
+import type { Plan } from './plan.js';
+import { quitAgent, type QuitResult } from './quit.js';
+import { HandoffRecord } from './records.js';
+import { rollback, type RollbackReport } from './rollback.js';
+import type { Sides } from './sides.js';
+import { startAgent, uniqueAgentName, type StartResult } from './start.js';
+import { toAgentName } from './start.js';
+
+export interface ExecuteResult {
+  quit: QuitResult;
+  snapshot: Snapshot;
+  transfer: TransferResult;
+  placementWorktree: string;
+  createdWorktree: boolean;
+  branch: string;
+  sessionFiles: string[];
+  integrationInstalled: boolean;
+  start: StartResult;
+  stash: StashResult;
+  verified: string[];
+}
+
+/** Thrown when a step fails after the agent was quit: carries what rollback did. */
+export class HandoffFailed extends HandoffError {
+  constructor(
+    cause: HandoffError,
+    readonly failedStep: string,
+    readonly rollbackReport: RollbackReport,
+  ) {
+    super(cause.code, cause.message, {
+      ...(cause.fix ? { fix: cause.fix } : {}),
+      details: {
+        ...cause.details,
+        failed_step: failedStep,
+        undone: rollbackReport.undone,
+        undo_errors: rollbackReport.errors,
+        source_restart: rollbackReport.restart,
+      },
+      cause,
+    });
+    this.name = 'HandoffFailed';
+  }
+}
+
+/** Test hook: die at a named step boundary, as a closed laptop lid would (issue: kill injection). */
+function killPoint(step: string, when: 'before' | 'after'): void {
+  if (process.env.AGENT_HANDOFF_TEST_KILL_AT === `${when}:${step}`) process.kill(process.pid, 'SIGKILL');
+}
+
+export async function execute(plan: Plan, sides: Sides, journal: Journal, progress: Progress, signal: AbortSignal): Promise<ExecuteResult> {
+  const records: HandoffRecord[] = [];
+  const record = (rec: HandoffRecord) => {
+    records.push(HandoffRecord.parse(rec));
+    journal.record(rec.kind, rec as Record<string, unknown>);
+  };
+  let current = 'quit';
+  const step = async <T>(name: string, label: string, fn: () => Promise<T>): Promise<T> => {
+    if (signal.aborted) throw new HandoffError('interrupted', `The handoff was interrupted (${String(signal.reason ?? 'signal')}) before ${name}.`, { fix: 'Run it again when ready.' });
+    current = name;
+    killPoint(name, 'before');
+    journal.begin(name);
+    const out = await progress.step(label, fn);
+    journal.done(name);
+    killPoint(name, 'after');
+    return out;
+  };
+  const { source, target } = sides;
+  const { adapter, agent, opts } = plan;
+
+  // Before the quit nothing has changed: a failure here needs no rollback.
+  if (opts.wait || adapter.quit.mustBeIdle) {
+    await step('wait', `waiting for ${agent.name ?? agent.pane_id} to be idle`, async () => {
+      const now = (await source.herdr.agentList()).find((a) => a.pane_id === agent.pane_id);
+      if (now && (now.agent_status === 'working' || now.agent_status === 'blocked')) {
+        if (!opts.wait) throw new HandoffError('agent_busy', `The ${plan.kind} agent is ${now.agent_status}; it must be idle before it can be quit.`, { fix: 'Pass --wait.' });
+        await source.herdr.agentWait(agent.pane_id, ['idle', 'done'], opts.waitTimeoutS * 1000);
+      }
+    });
+  }
+
+  const restartArgs = adapter.resumeArgv(plan.sourceHandle, opts.agentArgs).slice(1);
+  const quit = await step('quit', `quitting the ${plan.kind} agent`, async () => {
+    const q = await quitAgent(source.herdr, agent.pane_id, plan.kind, adapter.quit, adapter.classifyScreen, { timeoutMs: opts.timeoutS * 1000 });
+    record({ kind: 'quit', pane: agent.pane_id, name: agent.name ?? null, agentKind: adapter.herdrKind, restartArgs });
+    return q;
+  });
+
+  try {
+    const snap = await step('snapshot', 'snapshotting uncommitted changes', async () => {
+      const s = await snapshot(source.host, plan.cwd);
+      record({ kind: 'snapshot', head: s.head, wip: s.snapshot, fingerprint: s.fingerprint, repo: s.repoRoot });
+      return s;
+    });
+    const targetRepo = plan.placement.repo;
+    const moved = await step('transfer', `sending commits to ${target.host.label}`, async () => {
+      record({ kind: 'refs', targetRepo, id: plan.id });
+      return transfer({ source: source.host, sourceRepo: snap.repoRoot, target: target.host, targetRepo, id: plan.id, head: snap.head, wip: snap.snapshot, timeoutMs: opts.timeoutS * 1000 });
+    });
+    const placement = await step('place', `placing ${snap.branch ?? 'the work'} on ${target.host.label}`, async () => {
+      const rec = await place({ target: target.host, targetRepo, id: plan.id, head: snap.head, wip: snap.snapshot, sourceBranch: snap.branch, newBranch: plan.placement.branch !== snap.branch || opts.newBranch });
+      record({ kind: 'placement', record: rec });
+      return rec;
+    });
+    const targetCwd = snap.relativeCwd ? `${placement.worktree}/${snap.relativeCwd}` : placement.worktree;
+    const sessionPlacement = adapter.placement(plan.session, { ...plan.targetCtx, cwd: targetCwd });
+    const copied = await step('session', `copying the ${plan.kind} session`, async () => {
+      const unit = await adapter.unit(source.host, plan.session, sessionPlacement);
+      const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: snap, targetWorktree: placement.worktree, onWritten: (files, dirs) => record({ kind: 'session_files', files, dirs }) });
+      return out;
+    });
+    const integrationInstalled = await step('integration', 'checking the herdr integration on the target', async () => {
+      if (plan.targetIntegration?.status === 'current') return false;
+      await target.herdr.integrationInstall(adapter.integration);
+      record({ kind: 'integration', target: adapter.integration });
+      return true;
+    });
+    const started = await step('start', `starting ${plan.kind} on ${target.host.label}`, async () => {
+      const taken = new Set((await target.herdr.agentList()).map((a) => a.name).filter((n): n is string => !!n));
+      const repoName = placement.repo.split('/').pop() ?? 'repo';
+      const preferred = opts.name ?? agent.name ?? `${repoName}-${plan.kind}`;
+      // The source agent still holds its name on the same herdr (--here): pick another.
+      const name = uniqueAgentName(toAgentName(preferred), taken);
+      const worktreeName = placement.worktree.split('/').pop() ?? repoName;
+      return startAgent(target.herdr, {
+        cwd: targetCwd,
+        label: `${worktreeName} (${plan.kind})`,
+        focus: opts.focus,
+        name,
+        kind: adapter.herdrKind,
+        args: adapter.resumeArgv(sessionPlacement.handle, opts.agentArgs).slice(1),
+        trust: opts.trust,
+        classify: adapter.classifyScreen,
+        timeoutMs: Math.max(30_000, opts.timeoutS * 1000),
+        onWorkspace: (workspace, pane) => record({ kind: 'workspace', workspace, pane }),
+      });
+    });
+    const verified = await step('verify', 'verifying the target', async () => verify(plan, sides, snap, placement.worktree, started, copied.files));
+    const stash = await step('stash', 'stashing the changes at the source', async () => {
+      const s = await stashSourceChanges({ host: source.host, snapshot: snap, id: plan.id, targetLabel: target.host.label, keepSourceChanges: opts.keepSourceChanges });
+      record({ kind: 'stash', stashed: s.stashed, stash: s.stash });
+      return s;
+    });
+    return {
+      quit,
+      snapshot: snap,
+      transfer: moved,
+      placementWorktree: placement.worktree,
+      createdWorktree: placement.actions.some((a) => a.kind === 'worktree-added'),
+      branch: placement.branch,
+      sessionFiles: copied.files.map((f) => f.path),
+      integrationInstalled,
+      start: started,
+      stash,
+      verified,
+    };
+  } catch (err) {
+    const cause = err instanceof HandoffError ? err : new HandoffError('internal', err instanceof Error ? err.message : String(err));
+    journal.failed(current, { code: cause.code, error: cause.message });
+    const report = await progress.step('rolling back', () => rollback(sides, records, { restart: true }));
+    journal.append({ type: 'undone', data: { ...report } });
+    throw new HandoffFailed(cause, current, report);
+  }
+}
+
+/** Before ok: the target has exactly what left the source, and the agent lives there. */
+async function verify(plan: Plan, sides: Sides, snap: Snapshot, worktree: string, started: StartResult, files: { path: string; sha256: string }[]): Promise<string[]> {
+  const { target } = sides;
+  const checks: string[] = [];
+  const head = line(await git(target.host, worktree, ['rev-parse', 'HEAD']));
+  if (head !== snap.head) throw new HandoffError('verify_failed', `HEAD of ${worktree} on ${target.host.label} is ${head.slice(0, 12)}, not the source's ${snap.head.slice(0, 12)}.`);
+  checks.push('target HEAD equals the source HEAD');
+  const tree = await workingTree(target.host, { repoRoot: worktree, gitDir: line(await git(target.host, worktree, ['rev-parse', '--absolute-git-dir'])) });
+  if (tree !== snap.tree) throw new HandoffError('verify_failed', `The files in ${worktree} on ${target.host.label} differ from the snapshot that left the source.`, { fix: 'Nothing was lost at the source; look at the target worktree.' });
+  checks.push('target files equal the snapshot');
+  for (const f of files) {
+    const st = await target.host.stat(f.path);
+    if (!st) throw new HandoffError('verify_failed', `Session file ${f.path} is missing on ${target.host.label}.`);
+  }
+  checks.push(`${files.length} session files in place`);
+  const alive = (await target.herdr.agentList()).some((a) => a.pane_id === started.pane);
+  if (!alive) throw new HandoffError('start_failed', `The ${plan.kind} agent is no longer running on ${target.host.label}.`);
+  checks.push('agent alive in herdr');
+  return checks;
+}
+
+export function isHerdrCode(err: unknown, code: string): boolean {
+  return err instanceof HerdrError && err.herdrCode === code;
+}

@@ -1,0 +1,234 @@
+// Plan: everything that can be learned and checked before anything changes (= `--dry-run`).
+// Read-only on both machines: no refs, no files, no index, no cache. (A snapshot writes git
+// objects that nothing references; git's gc removes them in time.)
+import { adapterFor } from '../../adapters/index.js';
+import { sideCtx, type Adapter, type Placement, type SessionHandle, type SessionRef, type SideCtx, type UnitEntry } from '../../adapters/adapter.js';
+import { HandoffError } from '../errors.js';
+import type { AgentInfo, ProcessInfo } from '../herdr/schemas.js';
+import type { IntegrationState } from '../herdr/integration.js';
+import type { HerdrProbe } from '../herdr/client.js';
+import { SUPPORTED_KINDS, type SupportedKind } from '../result.js';
+import { discoverCheckout, repoRemotes, type DiscoverResult, type RemoteOfRepo } from '../git/discover.js';
+import { checkPlacement, type PlacementPlan } from '../git/place.js';
+import { snapshot, type Snapshot } from '../git/snapshot.js';
+import { findAgent } from './find-agent.js';
+import type { SendOptions } from './options.js';
+import type { Side, Sides } from './sides.js';
+import { agentStartedAt } from './process-age.js';
+
+export interface Plan {
+  id: string;
+  opts: SendOptions;
+  agent: AgentInfo;
+  kind: SupportedKind;
+  adapter: Adapter;
+  /** The agent's foreground process at the source (argv, pid, cwd). */
+  process: ProcessInfo;
+  /** The agent's working directory at the source (realpath). */
+  cwd: string;
+  session: SessionRef;
+  /** How the session was found. */
+  sessionVia: 'herdr' | 'option' | 'guess';
+  /** herdr's handle at the source (to resume there after a failure). */
+  sourceHandle: string;
+  snapshot: Snapshot;
+  remotes: RemoteOfRepo[];
+  sourceCtx: SideCtx;
+  targetCtx: SideCtx;
+  discovery: DiscoverResult | null;
+  /** Checkouts found on the target other than the chosen one. */
+  otherCheckouts: string[];
+  placement: PlacementPlan;
+  /** The agent's cwd on the target (placement worktree + the relative cwd). */
+  targetCwd: string;
+  sessionPlacement: Placement;
+  unit: UnitEntry[];
+  targetHerdr: HerdrProbe;
+  sourceHerdr: HerdrProbe;
+  targetIntegration: IntegrationState | null;
+  targetAgentCli: string | null;
+  warnings: string[];
+}
+
+function unsupported(kind: string | null | undefined): HandoffError {
+  return new HandoffError('unsupported_kind', `The agent is ${kind ? `a ${kind} agent` : 'of a kind herdr could not tell'}, which agent-handoff cannot move.`, {
+    fix: `Supported kinds: ${SUPPORTED_KINDS.join(', ')}.`,
+  });
+}
+
+function requireHerdr(probe: HerdrProbe, side: Side): void {
+  if (probe.server === 'not_installed') {
+    throw new HandoffError('herdr_not_installed', `herdr is not installed on ${side.host.label} (not on the login PATH).`, { fix: `Install herdr ≥ 0.8.0 on ${side.host.label}.` });
+  }
+  if (probe.version && !probe.version.ok) {
+    throw new HandoffError('herdr_too_old', `herdr ${probe.version.version} on ${side.host.label} is older than 0.8.0.`, { fix: `Update herdr on ${side.host.label}.` });
+  }
+  if (probe.server !== 'running') {
+    throw new HandoffError('server_not_running', `The herdr server is not running on ${side.host.label}.`, { fix: `Start herdr on ${side.host.label} (run \`herdr\`, or \`herdr server\`), then retry.` });
+  }
+}
+
+/** The session: herdr's handle, else --session, else the adapter's guess. */
+async function findSession(side: Side, adapter: Adapter, agent: AgentInfo, opts: SendOptions, ctx: SideCtx, cwd: string, startedAtMs: number, integration: IntegrationState | null): Promise<{ ref: SessionRef; via: Plan['sessionVia'] }> {
+  if (opts.session) {
+    const handle: SessionHandle = opts.session.includes('/') || opts.session.endsWith('.jsonl') ? { kind: 'path', value: opts.session } : { kind: 'id', value: opts.session };
+    return { ref: await adapter.locate(side.host, handle, ctx), via: 'option' };
+  }
+  if (agent.agent_session) {
+    return { ref: await adapter.locate(side.host, { kind: agent.agent_session.kind, value: agent.agent_session.value }, ctx), via: 'herdr' };
+  }
+  try {
+    return { ref: await adapter.guess(side.host, { cwd, startedAtMs, ctx }), via: 'guess' };
+  } catch (err) {
+    if (err instanceof HandoffError && err.code === 'session_not_found' && integration?.status !== 'current') {
+      throw new HandoffError('session_not_found', `${err.message} herdr does not know the session because its ${adapter.integration} integration is ${integration?.status.replace('_', ' ') ?? 'not installed'} on ${side.host.label}.`, {
+        fix: `Install it (\`herdr integration install ${adapter.integration}\`) and restart the agent, or pass --session <id or path>.`,
+      });
+    }
+    throw err;
+  }
+}
+
+export interface PlanInput {
+  id: string;
+  opts: SendOptions;
+  sides: Sides;
+  /** HERDR_PANE_ID of the caller (refuse moving oneself without --self). */
+  callerPane: string | undefined;
+}
+
+export async function buildPlan(input: PlanInput): Promise<Plan> {
+  const { opts, sides, id } = input;
+  const { source, target } = sides;
+  const warnings: string[] = [];
+  const [sourceHerdr, targetHerdr] = await Promise.all([source.herdr.probe(), sides.sameHost ? null : target.herdr.probe()]);
+  requireHerdr(sourceHerdr, source);
+  const targetProbe = targetHerdr ?? sourceHerdr;
+  requireHerdr(targetProbe, target);
+  for (const p of [sourceHerdr, targetProbe]) if (p.version?.warning) warnings.push(p.version.warning);
+
+  const agent = findAgent(await source.herdr.agentList(), opts.agent, source.host.label);
+  const kind = agent.agent;
+  if (!kind || !(SUPPORTED_KINDS as readonly string[]).includes(kind)) throw unsupported(kind);
+  const adapter = adapterFor(kind as SupportedKind);
+  if (source.host.kind === 'local' && input.callerPane === agent.pane_id && !opts.self) {
+    throw new HandoffError('own_pane', 'That agent is the one running this command.', { fix: 'Pass --self to move yourself after this turn.' });
+  }
+  if ((agent.agent_status === 'working' || agent.agent_status === 'blocked') && !opts.wait && !opts.dryRun && !opts.self) {
+    throw new HandoffError('agent_busy', `The agent ${agent.name ?? agent.pane_id} is ${agent.agent_status}.`, {
+      fix: agent.agent_status === 'blocked' ? 'Answer what it is asking first, or pass --wait.' : 'Pass --wait to move it once its turn ends.',
+    });
+  }
+
+  const info = await source.herdr.processInfo(agent.pane_id);
+  const proc = info.foreground_processes[0];
+  if (!proc) throw new HandoffError('agent_not_found', `No program runs in pane ${agent.pane_id} on ${source.host.label}.`, { fix: 'Run `agent-handoff list` again.' });
+  const rawCwd = agent.foreground_cwd ?? proc.cwd ?? agent.cwd;
+  if (!rawCwd) throw new HandoffError('agent_cwd_unknown', `herdr does not know the working directory of ${agent.name ?? agent.pane_id}.`, { fix: 'Retry in a moment.' });
+  const [cwd, sourceCtx, targetCtx, startedAtMs, integrations] = await Promise.all([
+    source.host.realpath(rawCwd),
+    sideCtx(source.host),
+    sideCtx(target.host),
+    agentStartedAt(source.host, proc.pid),
+    target.herdr.integrationStatus().catch(() => [] as IntegrationState[]),
+  ]);
+  const targetIntegration = integrations.find((s) => s.target === adapter.integration) ?? null;
+  const sourceIntegration = sides.sameHost ? targetIntegration : ((await source.herdr.integrationStatus().catch(() => [])).find((s) => s.target === adapter.integration) ?? null);
+
+  const { ref: session, via: sessionVia } = await findSession(source, adapter, agent, opts, sourceCtx, cwd, startedAtMs, sourceIntegration);
+  const snap = await snapshot(source.host, cwd);
+  const remotes = await repoRemotes(source.host, snap.repoRoot);
+
+  // The target checkout: the same repository found by its remote, or (--here) another worktree.
+  const { discovery, targetRepo, otherCheckouts, newBranch } = await chooseTargetRepo(sides, opts, snap, remotes);
+  const placement = await checkPlacement({
+    target: target.host,
+    targetRepo,
+    id,
+    head: snap.head,
+    wip: snap.snapshot,
+    sourceBranch: snap.branch,
+    newBranch,
+    source: source.host,
+    sourceRepo: snap.repoRoot,
+  });
+  const targetCwd = snap.relativeCwd ? `${placement.worktree}/${snap.relativeCwd}` : placement.worktree;
+  const sessionPlacement = adapter.placement(session, { ...targetCtx, cwd: targetCwd });
+  const unit = await adapter.unit(source.host, session, sessionPlacement);
+  const targetAgentCli = await target.host.which(adapter.herdrKind);
+  if (!targetAgentCli) warnings.push(`The ${kind} CLI is not on the login PATH of ${target.host.label}; the agent will not start there.`);
+  await checkDisk(target, sessionPlacement.configRoot, unit);
+
+  const sourceHandle = agent.agent_session?.value ?? (session.kind === 'pi' || session.kind === 'omp' ? session.file : session.id);
+  return {
+    id,
+    opts,
+    agent,
+    kind: kind as SupportedKind,
+    adapter,
+    process: proc,
+    cwd,
+    session,
+    sessionVia,
+    sourceHandle,
+    snapshot: snap,
+    remotes,
+    sourceCtx,
+    targetCtx,
+    discovery,
+    otherCheckouts,
+    placement,
+    targetCwd,
+    sessionPlacement,
+    unit,
+    targetHerdr: targetProbe,
+    sourceHerdr,
+    targetIntegration,
+    targetAgentCli,
+    warnings,
+  };
+}
+
+async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: Snapshot, remotes: RemoteOfRepo[]): Promise<{ discovery: DiscoverResult | null; targetRepo: string; otherCheckouts: string[]; newBranch: boolean }> {
+  const { target } = sides;
+  if (opts.here) {
+    if (opts.dir && (await target.host.realpath(opts.dir).catch(() => opts.dir)) === snap.realRoot) {
+      throw new HandoffError('dir_is_source', `--dir names the agent's own checkout (${snap.repoRoot}).`, { fix: 'Name another checkout of the repository, or drop --dir to get a new worktree.' });
+    }
+    if (!opts.newWorktree && remotes.length > 0) {
+      const found = await discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun }).catch((err: unknown) => {
+        if (opts.dir) throw err;
+        return null;
+      });
+      const others = found?.checkouts.filter((c) => !c.worktrees.some((w) => w.path === snap.repoRoot)) ?? [];
+      if (found && others.length > 0) {
+        return { discovery: found, targetRepo: others[0]!.path, otherCheckouts: others.slice(1).map((c) => c.path), newBranch: opts.newBranch };
+      }
+    }
+    // No other checkout: a new worktree of the same repository on a handoff/<id> branch.
+    return { discovery: null, targetRepo: snap.repoRoot, otherCheckouts: [], newBranch: true };
+  }
+  if (remotes.length === 0) {
+    throw new HandoffError('no_remote', `The repository ${snap.repoRoot} has no remote, so its checkout on ${target.host.label} cannot be found.`, {
+      fix: 'Add the remote the other machine cloned from (git remote add origin <url>), or use --here.',
+    });
+  }
+  const found = await discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun });
+  return { discovery: found, targetRepo: found.checkout.path, otherCheckouts: found.checkouts.slice(1).map((c) => c.path), newBranch: opts.newBranch };
+}
+
+/** Enough free space on the target for the session unit (with a margin). */
+async function checkDisk(target: Side, configRoot: string, unit: UnitEntry[]): Promise<void> {
+  const need = unit.reduce((n, e) => n + e.size, 0);
+  // df needs an existing folder: walk up from the config root.
+  let dir = configRoot;
+  while (dir !== '/' && !(await target.host.stat(dir))) dir = dir.replace(/\/[^/]+$/, '') || '/';
+  const r = await target.host.run(['df', '-Pk', dir]);
+  const fields = r.stdout.trim().split('\n').pop()?.trim().split(/\s+/) ?? [];
+  const availKb = Number(fields[3]);
+  if (r.exitCode === 0 && Number.isFinite(availKb) && availKb * 1024 < need * 1.1 + 1024 * 1024) {
+    throw new HandoffError('target_disk_full', `${target.host.label} has ${Math.round(availKb / 1024)} MB free under ${dir}; the session needs ${Math.ceil(need / 1024 / 1024)} MB.`, {
+      fix: `Free some space on ${target.host.label}.`,
+    });
+  }
+}

@@ -1,0 +1,29 @@
+// What a handoff changed, as journal records: enough to undo it exactly (rollback) or to finish
+// it (recover), even from another process after a crash. Parsed with zod when read back.
+import { z } from 'zod';
+import { PlacementRecordSchema } from '../git/place.js';
+
+export const WrittenFile = z.object({
+  path: z.string(),
+  /** created: remove on undo; appended: truncate back to `previousSize`. */
+  how: z.enum(['created', 'appended', 'replaced']),
+  previousSize: z.number().int().nonnegative().nullable(),
+  sha256: z.string(),
+  size: z.number().int().nonnegative(),
+});
+export type WrittenFile = z.infer<typeof WrittenFile>;
+
+export const HandoffRecord = z.discriminatedUnion('kind', [
+  /** The agent was quit at the source; restart it there with this argv on failure. */
+  z.object({ kind: z.literal('quit'), pane: z.string(), name: z.string().nullable(), agentKind: z.string(), restartArgs: z.array(z.string()) }),
+  z.object({ kind: z.literal('snapshot'), head: z.string(), wip: z.string().nullable(), fingerprint: z.string(), repo: z.string() }),
+  z.object({ kind: z.literal('refs'), targetRepo: z.string(), id: z.string() }),
+  z.object({ kind: z.literal('placement'), record: PlacementRecordSchema }),
+  z.object({ kind: z.literal('session_files'), files: z.array(WrittenFile), dirs: z.array(z.string()) }),
+  z.object({ kind: z.literal('integration'), target: z.string() }),
+  z.object({ kind: z.literal('workspace'), workspace: z.string(), pane: z.string() }),
+  z.object({ kind: z.literal('agent'), name: z.string(), pane: z.string() }),
+  z.object({ kind: z.literal('marker'), path: z.string() }),
+  z.object({ kind: z.literal('stash'), stashed: z.boolean(), stash: z.string().nullable() }),
+]);
+export type HandoffRecord = z.infer<typeof HandoffRecord>;

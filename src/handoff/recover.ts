@@ -1,0 +1,107 @@
+// Recover an unfinished handoff from its journal (the controller died: SIGKILL, lid closed,
+// network gone). Whichever is safe: finish it when the agent already runs on the target (only
+// verification and the source stash remain), else roll the target back and restart the agent at
+// the source. Each step first checks whether its effect is already there and then reports
+// `recovered` instead of redoing it.
+import { HandoffError } from '../errors.js';
+import { connectHost } from '../host/connect.js';
+import type { Host } from '../host/host.js';
+import { HerdrClient } from '../herdr/client.js';
+import { stashSourceChanges } from '../git/stash.js';
+import { repoLayout, type Snapshot } from '../git/snapshot.js';
+import { Journal, listJournals, type JournalEvent } from './journal.js';
+import { HandoffRecord } from './records.js';
+import { rollback, type RollbackReport } from './rollback.js';
+
+export interface RecoverStep {
+  step: string;
+  status: 'done' | 'recovered' | 'skipped' | 'failed';
+  detail: string;
+}
+
+export interface RecoverReport {
+  id: string;
+  action: 'completed' | 'rolled_back' | 'nothing_to_do';
+  steps: RecoverStep[];
+  rollback: RollbackReport | null;
+}
+
+export function recordsOf(events: JournalEvent[]): HandoffRecord[] {
+  const out: HandoffRecord[] = [];
+  for (const e of events) {
+    if (e.type !== 'record' || !e.data) continue;
+    const parsed = HandoffRecord.safeParse(e.data);
+    if (parsed.success) out.push(parsed.data);
+  }
+  return out;
+}
+
+export function stepsDone(events: JournalEvent[]): Set<string> {
+  return new Set(events.filter((e) => e.type === 'done' && e.step).map((e) => e.step!));
+}
+
+/** Unfinished journals (no outcome), newest first. */
+export function unfinished(dir: string): string[] {
+  return listJournals(dir)
+    .filter((j) => j.outcome === 'unfinished')
+    .map((j) => j.id);
+}
+
+export async function recoverOne(dir: string, id: string, opts: { forceRollback: boolean; timeoutS: number }): Promise<RecoverReport> {
+  const journal = Journal.open(dir, id);
+  const events = journal.events();
+  const header = events.find((e) => e.type === 'header')?.data ?? {};
+  const sourceSpec = typeof header.source_spec === 'string' ? header.source_spec : 'local';
+  const targetSpec = typeof header.target_spec === 'string' ? header.target_spec : 'local';
+  const records = recordsOf(events);
+  const done = stepsDone(events);
+  const steps: RecoverStep[] = [];
+  const quit = records.find((r): r is Extract<HandoffRecord, { kind: 'quit' }> => r.kind === 'quit');
+  if (!quit && records.length === 0) {
+    journal.outcome('recovered', { action: 'nothing_to_do' });
+    return { id, action: 'nothing_to_do', steps: [{ step: 'inspect', status: 'skipped', detail: 'The handoff stopped before the agent was quit; nothing changed.' }], rollback: null };
+  }
+  const timeouts = { connectTimeoutMs: opts.timeoutS * 1000, commandTimeoutMs: opts.timeoutS * 1000 };
+  const hosts: Host[] = [];
+  try {
+    const source = await connectHost(sourceSpec, timeouts);
+    hosts.push(source);
+    const target = targetSpec === sourceSpec ? source : await connectHost(targetSpec, timeouts);
+    if (target !== source) hosts.push(target);
+    const sides = { source: { host: source, herdr: new HerdrClient(source) }, target: { host: target, herdr: new HerdrClient(target) } };
+
+    const agentRec = records.filter((r): r is Extract<HandoffRecord, { kind: 'workspace' }> => r.kind === 'workspace').pop();
+    const targetAlive = agentRec ? (await sides.target.herdr.agentList()).some((a) => a.pane_id === agentRec.pane) : false;
+    const canComplete = !opts.forceRollback && done.has('start') && targetAlive;
+    if (canComplete) {
+      steps.push({ step: 'start', status: 'recovered', detail: `The agent already runs on ${target.label} (pane ${agentRec!.pane}).` });
+      const snapRec = records.find((r): r is Extract<HandoffRecord, { kind: 'snapshot' }> => r.kind === 'snapshot');
+      const stashRec = records.find((r) => r.kind === 'stash');
+      if (stashRec || done.has('stash')) {
+        steps.push({ step: 'stash', status: 'recovered', detail: 'The source changes were already stashed.' });
+      } else if (snapRec) {
+        const layout = await repoLayout(source, snapRec.repo);
+        const snap: Snapshot = { ...layout, snapshot: snapRec.wip, tree: snapRec.fingerprint.split(':')[1] ?? '', changedFiles: [], fingerprint: snapRec.fingerprint, head: snapRec.head };
+        const s = await stashSourceChanges({ host: source, snapshot: snap, id, targetLabel: target.label });
+        steps.push({ step: 'stash', status: 'done', detail: s.note });
+      }
+      journal.outcome('recovered', { action: 'completed' });
+      return { id, action: 'completed', steps, rollback: null };
+    }
+    // Roll back: only the records matter; the source agent restarts unless it already runs.
+    const sourceAlive = quit ? (await sides.source.herdr.agentList()).some((a) => a.pane_id === quit.pane) : true;
+    const report = await rollback(sides, records, { restart: !sourceAlive });
+    if (sourceAlive && quit) steps.push({ step: 'restart', status: 'recovered', detail: `The agent already runs at the source (pane ${quit.pane}).` });
+    for (const u of report.undone) steps.push({ step: 'undo', status: 'done', detail: u });
+    for (const e of report.errors) steps.push({ step: 'undo', status: 'failed', detail: `${e.what}: ${e.error}` });
+    if (report.restart) steps.push({ step: 'restart', status: report.restart.restarted ? 'done' : 'failed', detail: report.restart.restarted ? `Restarted in ${report.restart.pane}.` : `Could not restart: ${report.restart.error}; run: ${report.restart.command}` });
+    journal.append({ type: 'undone', data: { ...report } });
+    journal.outcome(report.errors.length === 0 ? 'rolled_back' : 'failed', { action: 'rolled_back' });
+    return { id, action: 'rolled_back', steps, rollback: report };
+  } catch (err) {
+    if (err instanceof HandoffError) throw err;
+    throw new HandoffError('recover_failed', `Could not recover handoff ${id}: ${err instanceof Error ? err.message : String(err)}`, { fix: 'Check that both machines are reachable, then run `agent-handoff recover` again.' });
+  } finally {
+    await Promise.all(hosts.map((h) => h.close()));
+  }
+}

@@ -1,0 +1,114 @@
+// Undo what a handoff changed on the target (newest first) and restart the agent at the source.
+// Used by a failing `send` and by `recover --rollback`. Each undo is attempted even when an
+// earlier one failed; failures are reported, never hidden.
+import { HerdrError, type HerdrClient } from '../herdr/client.js';
+import type { Host } from '../host/host.js';
+import { cleanupRefs } from '../git/transfer.js';
+import { undoPlacement } from '../git/place.js';
+import { pollUntil } from '../sleep.js';
+import type { HandoffRecord, WrittenFile } from './records.js';
+import { paneAtShell } from './quit.js';
+import { uniqueAgentName } from './start.js';
+
+export interface RollbackSides {
+  source: { host: Host; herdr: HerdrClient };
+  target: { host: Host; herdr: HerdrClient };
+}
+
+export interface RestartOutcome {
+  restarted: boolean;
+  name: string | null;
+  pane: string;
+  /** The command a person can run in that pane when the restart failed. */
+  command: string | null;
+  error: string | null;
+}
+
+export interface RollbackReport {
+  undone: string[];
+  errors: { what: string; error: string }[];
+  restart: RestartOutcome | null;
+}
+
+async function undoFile(host: Host, f: WrittenFile): Promise<void> {
+  if (f.how === 'created') {
+    await host.remove(f.path);
+    return;
+  }
+  if (f.previousSize !== null) {
+    // The target had the first previousSize bytes before: cut what we appended.
+    const r = await host.run(['truncate', '-s', String(f.previousSize), '--', f.path]);
+    if (r.exitCode !== 0) throw new Error(`truncate ${f.path}: ${r.stderr.trim()}`);
+  }
+}
+
+function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Start the agent again in its source pane with its resume argv (it was quit by us). */
+export async function restartAtSource(herdr: HerdrClient, rec: Extract<HandoffRecord, { kind: 'quit' }>, exe: string): Promise<RestartOutcome> {
+  const command = [exe, ...rec.restartArgs].map(shellQuote).join(' ');
+  try {
+    // The pane must be back at its shell (it is, after a quit; wait briefly if not).
+    await pollUntil(async () => ((await paneAtShell(herdr, rec.pane)) ? true : undefined), { timeoutMs: 5_000 });
+    const taken = new Set((await herdr.agentList()).map((a) => a.name).filter((n): n is string => !!n));
+    const name = rec.name && !taken.has(rec.name) ? rec.name : uniqueAgentName(rec.name ?? `${rec.agentKind}`, taken);
+    await herdr.agentStart(name, rec.agentKind, rec.pane, rec.restartArgs, 30_000).catch((err: unknown) => {
+      // A start that times out on a screen still leaves the agent running in the pane.
+      if (err instanceof HerdrError && err.herdrCode === 'timeout') return null;
+      throw err;
+    });
+    return { restarted: true, name, pane: rec.pane, command: null, error: null };
+  } catch (err) {
+    return { restarted: false, name: rec.name, pane: rec.pane, command, error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+export async function rollback(sides: RollbackSides, records: HandoffRecord[], opts: { restart: boolean }): Promise<RollbackReport> {
+  const report: RollbackReport = { undone: [], errors: [], restart: null };
+  const attempt = async (what: string, fn: () => Promise<void>) => {
+    try {
+      await fn();
+      report.undone.push(what);
+    } catch (err) {
+      report.errors.push({ what, error: err instanceof Error ? err.message : String(err) });
+    }
+  };
+  for (const rec of [...records].reverse()) {
+    switch (rec.kind) {
+      case 'workspace':
+        // Closing the workspace ends the agent started in it.
+        await attempt(`closed workspace ${rec.workspace} on ${sides.target.host.label}`, async () => {
+          await sides.target.herdr.workspaceClose(rec.workspace).catch((err: unknown) => {
+            if (err instanceof HerdrError && err.herdrCode === 'workspace_not_found') return;
+            throw err;
+          });
+        });
+        break;
+      case 'session_files':
+        await attempt(`removed the session files written on ${sides.target.host.label}`, async () => {
+          for (const f of [...rec.files].reverse()) await undoFile(sides.target.host, f);
+          for (const d of [...rec.dirs].reverse()) await sides.target.host.run(['rmdir', '--', d]);
+        });
+        break;
+      case 'placement':
+        await attempt(`undid the placement in ${rec.record.worktree}`, async () => {
+          const undo = await undoPlacement(sides.target.host, rec.record);
+          if (undo.errors.length > 0) throw new Error(undo.errors.map((e) => e.message).join('; '));
+        });
+        break;
+      case 'refs':
+        await attempt(`removed refs/handoff/${rec.id}/* on ${sides.target.host.label}`, () => cleanupRefs(sides.target.host, rec.targetRepo, rec.id));
+        break;
+      case 'marker':
+        await attempt('removed the handoff marker on the target', () => sides.target.host.remove(rec.path));
+        break;
+      default:
+        break;
+    }
+  }
+  const quit = records.find((r): r is Extract<HandoffRecord, { kind: 'quit' }> => r.kind === 'quit');
+  if (quit && opts.restart) report.restart = await restartAtSource(sides.source.herdr, quit, quit.agentKind);
+  return report;
+}

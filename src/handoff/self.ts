@@ -1,0 +1,46 @@
+// --self: an agent moves itself. It cannot quit itself mid-turn, so the plan is checked now and a
+// helper is started in a new, unfocused herdr workspace on the source; the helper waits for the
+// agent's turn to end, checks it is still the same agent (kind, pid, session), then runs the
+// handoff. The helper closes its workspace on success and stays open showing the error otherwise.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { HandoffError } from '../errors.js';
+import { stateDir } from './journal.js';
+import type { SendOptions } from './options.js';
+import type { Plan } from './plan.js';
+import type { Sides } from './sides.js';
+import type { CommandContext } from '../commands/index.js';
+
+export const DeferredJob = z.object({
+  opts: z.record(z.string(), z.unknown()),
+  expect: z.object({ pane: z.string(), pid: z.number(), kind: z.string(), session: z.string() }),
+});
+export type DeferredJob = z.infer<typeof DeferredJob>;
+
+/** Characters that mean the same in every shell when single-quoted (sh, bash, zsh, fish). */
+function quoteForAnyShell(s: string): string {
+  if (/['\\\n]/.test(s)) throw new HandoffError('self_unsupported_path', `Cannot start the --self helper: the path ${JSON.stringify(s)} contains a quote, backslash or newline.`, { fix: 'Install agent-handoff under a plainer path, or run the handoff from another pane without --self.' });
+  return `'${s}'`;
+}
+
+export async function deferSelf(plan: Plan, sides: Sides, opts: SendOptions, ctx: CommandContext, planJson: unknown) {
+  if (sides.source.host.kind !== 'local') {
+    throw new HandoffError('usage', '--self moves the agent running this command, which runs here: it cannot be combined with --from.', { fix: 'Drop --from.' });
+  }
+  const dir = path.join(stateDir(ctx.env), 'deferred');
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const jobFile = path.join(dir, `${plan.id}.json`);
+  const job: DeferredJob = {
+    opts: { ...opts, self: false, wait: true, dryRun: false, agent: plan.agent.pane_id },
+    expect: { pane: plan.agent.pane_id, pid: plan.process.pid, kind: plan.kind, session: plan.session.id },
+  };
+  fs.writeFileSync(jobFile, JSON.stringify(job), { mode: 0o600 });
+  // dist/src/handoff/self.js → bin/agent-handoff.js (the same launcher the user ran).
+  const cli = fileURLToPath(new URL('../../../bin/agent-handoff.js', import.meta.url));
+  const { workspace, paneId } = await sides.source.herdr.workspaceCreate({ cwd: plan.cwd, label: `handoff ${plan.agent.name ?? plan.kind} (helper)`, focus: false });
+  const command = [process.execPath, cli, '__run-deferred', jobFile].map(quoteForAnyShell).join(' ');
+  await sides.source.herdr.run(paneId, command);
+  return { ok: true as const, command: 'send' as const, dry_run: false, deferred: true, plan: planJson, helper: { workspace: workspace.workspace_id, pane: paneId, job: jobFile } };
+}

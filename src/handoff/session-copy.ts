@@ -1,0 +1,58 @@
+// The session step: which source paths become which target paths, then the unit's copy through
+// the rewriter (src/transcript). The handoff knows every spelling of the source repo root
+// (git's toplevel, its realpath, herdr's cwd and the process cwd minus the relative part).
+import type { Placement, UnitEntry } from '../../adapters/adapter.js';
+import { buildRewritePlan, type RewritePlan } from '../transcript/rewrite.js';
+import { copyUnit } from '../transcript/copy.js';
+import type { Snapshot } from '../git/snapshot.js';
+import type { Plan } from './plan.js';
+import type { WrittenFile } from './records.js';
+import type { Sides } from './sides.js';
+
+/** `cwd` minus the agent's path below the repo root → that spelling of the repo root. */
+function rootOf(cwd: string | null | undefined, relativeCwd: string): string | null {
+  if (!cwd) return null;
+  if (!relativeCwd) return cwd;
+  const suffix = `/${relativeCwd}`;
+  return cwd.endsWith(suffix) ? cwd.slice(0, -suffix.length) : null;
+}
+
+export function sessionRewritePlan(plan: Plan, snap: Snapshot, targetWorktree: string, placement: Placement): RewritePlan {
+  const rel = snap.relativeCwd;
+  const repoSpellings = [snap.repoRoot, snap.realRoot, rootOf(plan.agent.cwd, rel), rootOf(plan.agent.foreground_cwd, rel), rootOf(plan.process.cwd, rel), rootOf(plan.cwd, rel)].filter(
+    (p): p is string => typeof p === 'string' && p.startsWith('/'),
+  );
+  const src = plan.sourceCtx;
+  const dst = plan.targetCtx;
+  return buildRewritePlan({
+    renames: placement.renames,
+    repo: { source: [...new Set(repoSpellings)], target: targetWorktree },
+    configRoot: { source: [plan.session.configRoot], target: placement.configRoot },
+    home: { source: [...new Set([src.home, src.homeReal ?? src.home])], target: dst.home },
+  });
+}
+
+export interface SessionCopyInput {
+  plan: Plan;
+  sides: Sides;
+  unit: UnitEntry[];
+  placement: Placement;
+  snapshot: Snapshot;
+  targetWorktree: string;
+  /** Called with what was written as soon as it is known (journal: undo on failure). */
+  onWritten: (files: WrittenFile[], dirs: string[]) => void;
+}
+
+export async function copySessionUnit(input: SessionCopyInput): Promise<{ files: WrittenFile[]; dirs: string[] }> {
+  const rewrite = sessionRewritePlan(input.plan, input.snapshot, input.targetWorktree, input.placement);
+  const result = await copyUnit({
+    source: input.sides.source.host,
+    target: input.sides.target.host,
+    unit: input.unit,
+    targetRoot: input.placement.configRoot,
+    rewrite,
+  });
+  const files: WrittenFile[] = result.files.map((f) => ({ path: f.path, how: f.how, previousSize: f.previousSize ?? null, sha256: f.sha256, size: f.size }));
+  input.onWritten(files, result.createdDirs);
+  return { files, dirs: result.createdDirs };
+}
