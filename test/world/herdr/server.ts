@@ -409,7 +409,13 @@ export class SimServer {
   // ---------------------------------------------------------------- workspaces and panes
 
   private shellArgv(): string[] {
-    const shell = process.env.SHELL && fs.existsSync(process.env.SHELL) ? process.env.SHELL : os.userInfo().shell || '/bin/sh';
+    let login: string | null = null;
+    try {
+      login = os.userInfo().shell;
+    } catch {
+      /* no passwd entry */
+    }
+    const shell = process.env.SHELL && fs.existsSync(process.env.SHELL) ? process.env.SHELL : login || '/bin/sh';
     const name = path.basename(shell);
     return ['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'fish'].includes(name) ? [shell, '-l', '-i'] : [shell, '-i'];
   }
