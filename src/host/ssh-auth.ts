@@ -2,7 +2,47 @@
 // not passphrase-protected. An encrypted key is never decrypted here (we never read a
 // passphrase); if auth fails and such a key was skipped, the error says to `ssh-add` it.
 import fs from 'node:fs';
-import { utils, type AnyAuthMethod } from 'ssh2';
+// ssh2 is CommonJS: Node's ESM loader cannot see its named exports, so take them off the default.
+import ssh2, { type AnyAuthMethod, type IdentityCallback, type ParsedKey } from 'ssh2';
+
+const { OpenSSHAgent, utils } = ssh2;
+
+/**
+ * IdentitiesOnly: offer only the agent keys that match an identity file, as OpenSSH does, so a
+ * full agent cannot exhaust the server's MaxAuthTries before the right key is tried.
+ */
+class MatchingAgent extends OpenSSHAgent {
+  constructor(
+    socketPath: string,
+    private readonly allowed: Set<string>,
+  ) {
+    super(socketPath);
+  }
+  override getIdentities(cb: IdentityCallback<ParsedKey>): void {
+    super.getIdentities((err, keys) => {
+      // OpenSSHAgent hands out ParsedKey objects.
+      const parsed = (keys ?? []) as ParsedKey[];
+      cb(err, parsed.filter((k) => this.allowed.has(k.getPublicSSH().toString('base64'))));
+    });
+  }
+}
+
+/** Public key blob (base64) of an identity file: from `file.pub`, else from the unencrypted key. */
+function publicBlob(file: string): string | undefined {
+  try {
+    const b64 = fs.readFileSync(`${file}.pub`, 'utf8').trim().split(/\s+/)[1];
+    if (b64) return b64;
+  } catch {
+    // no .pub beside it
+  }
+  try {
+    const k = utils.parseKey(fs.readFileSync(file));
+    if (!(k instanceof Error)) return (Array.isArray(k) ? k[0] : k)?.getPublicSSH().toString('base64');
+  } catch {
+    // unreadable
+  }
+  return undefined;
+}
 
 export interface AuthPlan {
   methods: AnyAuthMethod[];
@@ -28,13 +68,18 @@ export interface AuthInputs {
   identityFiles: readonly string[];
   /** Agent socket path, or undefined for none. */
   agent: string | undefined;
+  /** OpenSSH IdentitiesOnly: agent keys only when they match an identity file. */
+  identitiesOnly?: boolean;
 }
 
 export function planAuth(input: AuthInputs): AuthPlan {
   const plan: AuthPlan = { methods: [], offered: [], encrypted: [], unreadable: [], agent: undefined };
   if (input.agent && isSocket(input.agent)) {
     plan.agent = input.agent;
-    plan.methods.push({ type: 'agent', username: input.username, agent: input.agent });
+    const agent = input.identitiesOnly
+      ? new MatchingAgent(input.agent, new Set(input.identityFiles.map(publicBlob).filter((b): b is string => b !== undefined)))
+      : input.agent;
+    plan.methods.push({ type: 'agent', username: input.username, agent });
     plan.offered.push(`ssh-agent keys (${input.agent})`);
   }
   for (const file of input.identityFiles) {

@@ -10,7 +10,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, Readable, type Duplex, type Writable } from 'node:stream';
-import { Client, type ClientChannel, type SFTPWrapper, type Stats } from 'ssh2';
+// ssh2 is CommonJS: Node's ESM loader cannot see its named exports, so take them off the default.
+import ssh2, { type Client as SshClient, type ClientChannel, type SFTPWrapper, type Stats } from 'ssh2';
+
+const Client = ssh2.Client;
+type Client = SshClient;
 import { HostError } from '../errors.js';
 import type { DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResult, WriteOptions } from './host.js';
 import { fingerprintSha256, keyTypeOfBlob, knownHostsName, pinnedHostKeyAlgorithms, readKnownHostsFiles, verifyHostKey, type HostKeyVerdict } from './known-hosts.js';
@@ -208,7 +212,7 @@ function handshake(hop: ResolvedTarget, sock: Duplex, opts: SshHostOptions, dire
   const name = knownHostsName(hop.hostName, hop.port, hop.hostKeyAlias);
   const pinned = pinnedHostKeyAlgorithms(entries, name);
   const agent = opts.agent === null ? undefined : (opts.agent ?? (hop.identityAgent === 'none' ? undefined : (hop.identityAgent ?? process.env.SSH_AUTH_SOCK)));
-  const plan = planAuth({ username: hop.user, identityFiles: opts.identityFiles ?? hop.identityFiles, agent });
+  const plan = planAuth({ username: hop.user, identityFiles: opts.identityFiles ?? hop.identityFiles, agent, identitiesOnly: hop.identitiesOnly });
   return new Promise((resolve, reject) => {
     const client = new Client();
     let refusal: HostError | undefined;
@@ -291,7 +295,7 @@ function killChannel(ch: ClientChannel): void {
 
 // Scripts run by /bin/sh through the header with positional arguments, never interpolated.
 const READ_SCRIPT = '[ -e "$1" ] || exit 66; exec 3<"$1" || exit 67; printf K; exec cat <&3 3<&-';
-const WRITE_SCRIPT = 'umask 077; : >"$1" || exit 67; chmod "$2" "$1" || exit 67; printf K; exec cat >"$1"';
+const WRITE_SCRIPT = 'umask 077; : >"$1" || exit 67; chmod -- "$2" "$1" || exit 67; printf K; exec cat >"$1"';
 const WHICH_SCRIPT = 'case $1 in */*) [ -f "$1" ] && [ -x "$1" ] && { printf "%s\\n" "$1"; exit 0; }; exit 1;; esac; IFS=:; set -f; for d in $PATH; do [ -n "$d" ] || continue; if [ -f "$d/$1" ] && [ -x "$d/$1" ]; then printf "%s\\n" "$d/$1"; exit 0; fi; done; exit 1';
 const TOUCH_SCRIPT = '[ -e "$1" ] || exit 66; touch -a -d "$2" -- "$1" && touch -m -d "$3" -- "$1"';
 const NOT_FOUND_EXIT = 66;
@@ -334,7 +338,8 @@ export class SshHost implements Host {
     this.socket = socket;
     this.connectMs = connectMs;
     this.counts.handshakes = hops.length;
-    this.slots = new Slots(opts.maxChannels ?? DEFAULT_MAX_CHANNELS);
+    // At least 2: the SFTP channel keeps one slot for the life of the connection.
+    this.slots = new Slots(Math.max(2, opts.maxChannels ?? DEFAULT_MAX_CHANNELS));
     this.commandTimeoutMs = opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
     this.loginEnvTimeoutMs = opts.loginEnvTimeoutMs ?? DEFAULT_LOGIN_ENV_TIMEOUT_MS;
     for (const hop of hops) {
@@ -690,7 +695,7 @@ export class SshHost implements Host {
       // posix-rename@openssh.com is rename(2): atomic, replaces `to`.
       await this.sftpCall<void>((s, cb) => s.ext_openssh_rename(from, to, cb));
     } catch (err) {
-      if (!/not supported/i.test((err as Error).message)) throw this.sftpError('Renaming', from, err);
+      if (!/does not support|not supported/i.test((err as Error).message)) throw this.sftpError('Renaming', from, err);
       const r = await this.script('exec mv -f -- "$1" "$2"', [from, to], 'mv');
       if (r.exitCode !== 0) throw this.ioError('Renaming', from, r.stderr, r.exitCode);
     }

@@ -350,6 +350,14 @@ describe('auth without prompts', () => {
       const host = await SshHost.connect('w-vega', { ...fx.opts, agent: sock, identityFiles: [encKey] });
       expect((await host.run(['id', '-un'])).stdout).toBe('vega\n');
       await host.close();
+      // IdentitiesOnly (set in the fixture config): agent keys that match no identity file are not offered.
+      const other = path.join(keyDir, 'id_other');
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', other]);
+      const err = await hostErrorOf(SshHost.connect('w-vega', { ...fx.opts, agent: sock, identityFiles: [other] }));
+      expect(err.code).toBe('auth_failed');
+      const plain = writeConfig('cfg-no-identities-only', `Host v\n  HostName 127.0.0.1\n  Port ${world.sshd.port}\n  User vega\n  UserKnownHostsFile ${fx.knownHosts}\n`);
+      const viaAgent = await SshHost.connect('v', { configFile: plain, agent: sock, identityFiles: [other] });
+      await viaAgent.close();
     } finally {
       agent.kill('SIGTERM');
     }
