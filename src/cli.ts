@@ -76,6 +76,8 @@ export async function main(argv: string[]): Promise<void> {
     if (!word) throw new UsageError('No command given.', 'Run `agent-handoff list`, `agent-handoff doctor` or `agent-handoff send <agent> <target>`.');
     command = word;
     if (word === 'schema') {
+      // Commands register their result schemas when loaded.
+      await import('./commands/send.js').catch(() => undefined);
       print({ ok: true, command, schemas: resultJsonSchemas() });
       return;
     }

@@ -1,12 +1,7 @@
 // The command table: each command takes parsed args and returns its JSON result and exit code.
+// Commands are loaded on first use: `list` should not pay for loading the whole handoff.
 import { connectHost } from '../host/connect.js';
 import type { Host } from '../host/host.js';
-import { listAgents } from './list.js';
-import { historyResult, showResult } from './history.js';
-import { doctor } from './doctor-command.js';
-import { send } from './send.js';
-import { runDeferred } from './run-deferred.js';
-import { recover } from './recover.js';
 
 export interface CommandContext {
   env: NodeJS.ProcessEnv;
@@ -33,15 +28,16 @@ export async function withHost<T>(target: string, fn: (host: Host) => Promise<T>
 
 export const COMMANDS: Record<string, Command> = {
   list: async (args, ctx) => {
+    const { listAgents } = await import('./list.js');
     const from = typeof args.from === 'string' && args.from ? args.from : 'local';
     const thisPane = ctx.env.HERDR_PANE_ID;
     const result = await withHost(from, (host) => listAgents(host, thisPane === undefined ? {} : { thisPane }));
     return { result, exitCode: 0 };
   },
-  doctor: (args, ctx) => doctor(args, ctx),
-  send: (args, ctx) => send(args, ctx),
-  '__run-deferred': (args, ctx) => runDeferred(args, ctx),
-  recover: (args, ctx) => recover(args, ctx),
-  history: async (_args, ctx) => ({ result: historyResult(ctx.env), exitCode: 0 }),
-  show: async (args, ctx) => ({ result: showResult(ctx.env, String(args.id)), exitCode: 0 }),
+  doctor: async (args, ctx) => (await import('./doctor-command.js')).doctor(args, ctx),
+  send: async (args, ctx) => (await import('./send.js')).send(args, ctx),
+  '__run-deferred': async (args, ctx) => (await import('./run-deferred.js')).runDeferred(args, ctx),
+  recover: async (args, ctx) => (await import('./recover.js')).recover(args, ctx),
+  history: async (_args, ctx) => ({ result: (await import('./history.js')).historyResult(ctx.env), exitCode: 0 }),
+  show: async (args, ctx) => ({ result: (await import('./history.js')).showResult(ctx.env, String(args.id)), exitCode: 0 }),
 };

@@ -1,0 +1,101 @@
+// e2e: `list`, `list --from vega`, `doctor vega`, `doctor` without herdr — as the laptop user,
+// over real ssh to the vega user, against the herdr simulators and a fake claude.
+import fs from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useWorld } from '../helpers/world.js';
+import { handoff, herdrOk, resetClone, runAs, startFakeAgent, type StartedAgent } from '../helpers/e2e.js';
+import type { World } from '../world/machines.js';
+
+let world: World;
+let onVega: StartedAgent;
+let onLaptop: StartedAgent;
+
+beforeAll(async () => {
+  world = await useWorld();
+  const vega = world.users.vega!;
+  const laptop = world.users.laptop!;
+  resetClone(world, vega, world.repos.vega);
+  resetClone(world, laptop, world.repos.laptop);
+  onVega = await startFakeAgent(world, vega, 'pi', world.repos.vega, { name: 'ld-vega-pi' });
+  onLaptop = await startFakeAgent(world, laptop, 'pi', world.repos.laptop, { name: 'ld-laptop-pi' });
+});
+
+afterAll(async () => {
+  if (!world) return;
+  await herdrOk(world, world.users.vega!, ['workspace', 'close', onVega.workspace]).catch(() => undefined);
+  await herdrOk(world, world.users.laptop!, ['workspace', 'close', onLaptop.workspace]).catch(() => undefined);
+});
+
+function acceptedLogins(user: string): number {
+  return fs.readFileSync(world.sshd.log, 'utf8').split('\n').filter((l) => l.includes(`Accepted publickey for ${user} `)).length;
+}
+
+describe('list', () => {
+  it('lists the agents on this machine with their session and this_pane', async () => {
+    const r = await handoff(world, world.users.laptop!, ['list'], { env: { HERDR_PANE_ID: onLaptop.pane } });
+    expect(r.code).toBe(0);
+    const agent = (r.json.agents as Record<string, unknown>[]).find((a) => a.name === 'ld-laptop-pi');
+    expect(agent).toMatchObject({ target: 'ld-laptop-pi', kind: 'pi', supported: true, this_pane: true, pane: onLaptop.pane, cwd: world.repos.laptop });
+    expect((agent!.session as { kind: string; value: string }).kind).toBe('path');
+  });
+
+  it('lists the agents of another machine over ssh, with nothing installed there but herdr', async () => {
+    const before = acceptedLogins('vega');
+    const r = await handoff(world, world.users.laptop!, ['list', '--from', 'vega'], { env: { HERDR_PANE_ID: onLaptop.pane } });
+    expect(r.code).toBe(0);
+    expect(r.json.host).toMatch(/vega@127\.0\.0\.1/);
+    const agent = (r.json.agents as Record<string, unknown>[]).find((a) => a.name === 'ld-vega-pi');
+    // HERDR_PANE_ID names a laptop pane: never "this pane" on vega.
+    expect(agent).toMatchObject({ kind: 'pi', supported: true, this_pane: false, cwd: world.repos.vega });
+    expect(acceptedLogins('vega') - before).toBe(1);
+  });
+});
+
+describe('doctor', () => {
+  it('checks here and vega with exactly one ssh handshake, and says ready', async () => {
+    const before = acceptedLogins('vega');
+    const r = await handoff(world, world.users.laptop!, ['doctor', 'vega']);
+    expect(acceptedLogins('vega') - before).toBe(1);
+    expect(r.json).toMatchObject({ ok: true, command: 'doctor' });
+    const target = r.json.target as Record<string, unknown>;
+    expect(target.ssh).toMatchObject({ host: '127.0.0.1', user: 'vega', port: world.sshd.port, handshakes: 1, host_key: 'verified' });
+    expect((target.ssh as { connect_ms: number }).connect_ms).toBeGreaterThan(0);
+    expect(target.herdr).toMatchObject({ installed: true, version: '0.8.0', server: 'running' });
+    expect((target.config_roots as Record<string, string>).claude).toBe('/home/vega/.claude');
+    expect(r.json.problems).toEqual([]);
+    expect(r.json.ready).toBe(true);
+    expect(r.code).toBe(0);
+  });
+
+  it('works on a machine without herdr and names the fix', async () => {
+    const laptop = world.users.laptop!;
+    // A login PATH without the world's bin folder: herdr is not installed here.
+    const r = await runAs(laptop, [process.execPath, world.app, 'doctor'], { env: { PATH: '/usr/bin:/bin' } });
+    const json = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(r.code).toBe(1);
+    expect(json).toMatchObject({ ok: true, ready: false });
+    expect((json.local as { herdr: unknown }).herdr).toMatchObject({ installed: false, server: 'not_installed' });
+    const problem = (json.problems as { code: string; fix: string }[]).find((p) => p.code === 'herdr_not_installed');
+    expect(problem?.fix).toMatch(/Install herdr/);
+  });
+
+  it('refuses an unknown host key with the command to add it', async () => {
+    const laptop = world.users.laptop!;
+    const kh = `${laptop.home}/.ssh/known_hosts_empty`;
+    fs.writeFileSync(kh, '');
+    fs.chownSync(kh, laptop.uid, laptop.gid);
+    const cfg = `${laptop.home}/.ssh/config_unknown`;
+    fs.writeFileSync(cfg, `Host vega-unknown\n  HostName 127.0.0.1\n  Port ${world.sshd.port}\n  User vega\n  UserKnownHostsFile ${kh}\n`);
+    fs.chownSync(cfg, laptop.uid, laptop.gid);
+    const main = fs.readFileSync(`${laptop.home}/.ssh/config`, 'utf8');
+    fs.writeFileSync(`${laptop.home}/.ssh/config`, `Include ${cfg}\n${main}`);
+    try {
+      const r = await handoff(world, laptop, ['doctor', 'vega-unknown']);
+      expect(r.code).toBe(1);
+      const problem = (r.json.problems as { code: string; fix: string }[]).find((p) => p.code === 'host_key_unknown');
+      expect(problem?.fix).toMatch(/ssh-keyscan/);
+    } finally {
+      fs.writeFileSync(`${laptop.home}/.ssh/config`, main);
+    }
+  });
+});
