@@ -143,6 +143,19 @@ describe('one connection', () => {
     }
   });
 
+  it('fails in-flight and later operations with connection_lost when the connection drops', async () => {
+    const host = await SshHost.connect('w-vega', fx.opts);
+    await host.info();
+    const running = hostErrorOf(host.run(['sleep', '5']));
+    const reading = hostErrorOf(host.stat('/tmp').then(() => host.run(['sleep', '5'])));
+    await new Promise((r) => setTimeout(r, 300));
+    (host as unknown as { socket: net.Socket }).socket.destroy();
+    expect((await running).code).toBe('connection_lost');
+    expect((await reading).code).toBe('connection_lost');
+    expect((await hostErrorOf(host.readFile('/etc/hostname'))).code).toBe('connection_lost');
+    await host.close();
+  });
+
   it('leaves no socket behind after close()', async () => {
     const sockets = (): number => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
     const before = sockets();
@@ -431,6 +444,20 @@ describe('ProxyJump', () => {
       expect(r.stdout.trim().split(' ').slice(2)).toEqual(['127.0.0.2', String(inner!.port)]);
       expect(host.counters.handshakes).toBe(2);
       expect(fs.readFileSync(inner!.log, 'utf8')).toContain('Accepted publickey for vega');
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('chains two jumps (ProxyJump a,b), each hop verified', async () => {
+    const known = writeConfig('kh-jump2', `${world.sshd.hostKeyLine}\n${inner!.hostKeyLine}\n`);
+    const base = fs.readFileSync(config(known), 'utf8');
+    const cfg = writeConfig('cfg-jump2', `Host inner2\n  HostName 127.0.0.2\n  Port ${inner!.port}\n  User vega\n  ProxyJump jump,jumpb\nHost jumpb\n  HostName 127.0.0.1\n  Port ${world.sshd.port}\n  User vegash\n${base}`);
+    const host = await SshHost.connect('inner2', { configFile: cfg, agent: null });
+    try {
+      expect(host.chain.map((h) => h.user)).toEqual(['vega', 'vegash', 'vega']);
+      expect(host.counters.handshakes).toBe(3);
+      expect((await host.run(['sh', '-c', 'echo "$SSH_CONNECTION"'])).stdout.trim().split(' ')[2]).toBe('127.0.0.2');
     } finally {
       await host.close();
     }
