@@ -93,14 +93,20 @@ function screen(p: Pane): string {
   return tmux('capture-pane', '-p', '-J', '-t', p.id);
 }
 
+/** Poll quickly at first, then back off: many tests poll at once and each poll spawns tmux. */
+function* backoff(): Generator<number> {
+  for (let ms = 40; ; ms = Math.min(400, Math.round(ms * 1.5))) yield ms;
+}
+
 async function waitFor(p: Pane, want: string | RegExp, ms = 15_000): Promise<string> {
   const deadline = Date.now() + ms;
-  for (;;) {
+  for (const pause of backoff()) {
     const s = screen(p);
     if (typeof want === 'string' ? s.includes(want) : want.test(s)) return s;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${String(want)}; screen:\n${s}`);
-    await sleep(100);
+    await sleep(pause);
   }
+  throw new Error('unreachable');
 }
 
 /** Text, a pause (slash menus swallow an early Enter), then Enter — as a careful caller types. */
@@ -121,12 +127,13 @@ function deadStatus(p: Pane): number | undefined {
 
 async function waitExit(p: Pane, ms = 10_000): Promise<number> {
   const deadline = Date.now() + ms;
-  for (;;) {
+  for (const pause of backoff()) {
     const s = deadStatus(p);
     if (s !== undefined) return s;
     if (Date.now() > deadline) throw new Error(`agent did not exit; screen:\n${screen(p)}`);
-    await sleep(100);
+    await sleep(pause);
   }
+  throw new Error('unreachable');
 }
 
 function jsonl(file: string): Record<string, unknown>[] {
@@ -240,10 +247,10 @@ describe.concurrent('fake agents', () => {
     const r = repo(path.join(tmp, 'claude-trust', 'repo'));
     const sub = dir('claude-trust', 'repo', 'sub');
     const a = start('claude', [], sub, { HOME: dir('claude-trust', 'home'), CLAUDE_CONFIG_DIR: cfg });
-    let s = await waitFor(a, 'Quick safety check: Is this a project you created or one you trust?');
+    const s = await waitFor(a, 'Quick safety check: Is this a project you created or one you trust?');
     expect(s).toContain('❯ 1. Yes, I trust this folder');
     keys(a, 'Down');
-    s = await waitFor(a, '❯ 2. No, exit');
+    expect(await waitFor(a, '❯ 2. No, exit')).toContain('  1. Yes, I trust this folder');
     keys(a, 'Up');
     await waitFor(a, '❯ 1. Yes, I trust this folder');
     keys(a, 'Enter');
@@ -297,6 +304,7 @@ describe.concurrent('fake agents', () => {
     const id = m![1]!;
     expect(id).toMatch(UUID);
     expect(id[14]).toBe('7');
+    expect(screen(a)).toContain('Disconnected from this task. Any running work continues.');
     expect(screen(a)).toContain(`codex resume ${id}`);
     let recs = jsonl(file);
     expect(recs.map((r) => r.ordinal)).toEqual(recs.map((_, i) => i));

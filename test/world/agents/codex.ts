@@ -299,5 +299,7 @@ export const codex: AgentDefinition = {
   configRoot: codexRoot,
   integrationFile: (root) => path.join(root, 'herdr-agent-state.sh'),
   launch,
-  quitLines: (l) => ['To continue this session, run:', `codex resume ${l.session.id}`],
+  // The daemon's detach notice (its "running work continues" is moot: the fake refuses /quit mid-turn),
+  // then the hint the CLI prints.
+  quitLines: (l) => ['Disconnected from this task. Any running work continues.', 'To continue this session, run:', `codex resume ${l.session.id}`],
 };
