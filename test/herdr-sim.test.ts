@@ -104,6 +104,11 @@ function screenWith(pane: string, text: string): Promise<string> {
 
 const FAKE_CLAUDE = `#!/usr/bin/env node
 // A tiny stand-in for claude: a prompt on a cleared screen; "work" shows working chrome for a while.
+const report = process.argv.indexOf('--report');
+if (report > 0) {
+  // like an integration hook: call back into herdr from inside the pane
+  require('child_process').execFileSync(process.env.HERDR_BIN_PATH, ['pane', 'report-agent-session', process.env.HERDR_PANE_ID, '--source', 'herdr:claude', '--agent', 'claude', '--agent-session-id', process.argv[report + 1]]);
+}
 const rl = require('readline').createInterface({ input: process.stdin });
 const prompt = () => process.stdout.write('\\x1b[2J\\x1b[Hfake claude\\n> ');
 prompt();
@@ -115,9 +120,12 @@ rl.on('line', (l) => {
 `;
 
 beforeAll(async () => {
-  const built = fs.statSync(CLI, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-  const newest = Math.max(...fs.readdirSync(SRC).map((f) => fs.statSync(path.join(SRC, f)).mtimeMs));
-  if (built < newest) spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'ignore' });
+  // `npm test` builds first; a bare `vitest run` after editing the simulator rebuilds it here.
+  const stale = fs
+    .readdirSync(SRC)
+    .filter((f) => f.endsWith('.ts'))
+    .some((f) => (fs.statSync(path.join(path.dirname(CLI), f.replace(/\.ts$/, '.js')), { throwIfNoEntry: false })?.mtimeMs ?? 0) < fs.statSync(path.join(SRC, f)).mtimeMs);
+  if (stale) spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'ignore' });
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'herdr-sim-'));
   const home = path.join(tmp, 'home');
   const bin = path.join(tmp, 'bin');
@@ -311,14 +319,17 @@ describe('herdr simulator CLI', () => {
     const pane = ws.result.root_pane.pane_id as string;
     await screenWith(pane, '$');
     const t0 = Date.now();
-    const r = await json(['agent', 'start', 'rev', '--kind', 'claude-code', '--pane', pane, '--', '--model', 'a b']);
+    const r = await json(['agent', 'start', 'rev', '--kind', 'claude-code', '--pane', pane, '--', '--model', 'a b', '--report', 'inside-1']);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
     expect(r.id).toBe('cli:agent:start');
-    expect(r.result).toMatchObject({ type: 'agent_started', argv: ['claude', '--model', 'a b'], agent: { name: 'rev', agent: 'claude', interactive_ready: true, pane_id: pane } });
+    expect(r.result).toMatchObject({ type: 'agent_started', argv: ['claude', '--model', 'a b', '--report', 'inside-1'], agent: { name: 'rev', agent: 'claude', interactive_ready: true, pane_id: pane } });
     expect(['idle', 'blocked']).toContain(r.result.agent.agent_status);
     expect(r.result.agent.launch_pending).toBeUndefined();
     const f = await fg(pane);
-    expect(f.foreground_processes[0]?.argv?.slice(-2)).toEqual(['--model', 'a b']);
+    expect(f.foreground_processes[0]?.argv?.slice(-4)).toEqual(['--model', 'a b', '--report', 'inside-1']);
+    // the fake reports its session through $HERDR_BIN_PATH from inside the pane (like a hook, it may land after ready)
+    const reported = await until('session from inside the pane', async () => (await json(['agent', 'get', 'rev'])).result.agent.agent_session as Json | undefined);
+    expect(reported).toEqual({ source: 'herdr:claude', agent: 'claude', kind: 'id', value: 'inside-1' });
 
     expect(errorOf(await cli(['agent', 'start', 'other', '--kind', 'claude', '--pane', pane])).error).toEqual({ code: 'agent_pane_busy', message: `agent target pane ${pane} already hosts an agent` });
     expect(errorOf(await cli(['agent', 'start', 'rev', '--kind', 'claude', '--pane', 'w1:p1'])).error.code).toBe('agent_name_taken');
