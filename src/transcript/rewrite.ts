@@ -6,8 +6,9 @@
 // checks each line's `ordinal`; omp's line 1 is fixed-width).
 //
 // Matching rules (tested in test/transcript/rewrite.test.ts):
-// - All sources (every spelling, every escaping level) form ONE alternation, longest first, so a
-//   longer source wins over its own prefix and replaced text is never looked at again.
+// - All sources (every spelling, every escaping level) are matched together in one scan: at each
+//   position the longest source whose boundaries hold wins, matches never overlap, and the scan
+//   continues after the replaced text, so output is never rewritten twice.
 // - A source matches only at path-component boundaries:
 //   before it: start of stream, or any character that cannot end a path component — i.e. NOT
 //     `A–Z a–z 0–9 . _ ~ + % # $ ! / -` and not a byte ≥ 0x80 — or a JSON escape `\n \r \t \b \f`
@@ -16,7 +17,9 @@
 //     NOT `A–Z a–z 0–9 _ ~ + % # $ ! @ -`, a byte ≥ 0x80, or `.` followed by one of those
 //     (a sentence's full stop is a boundary; `/x/repo.old` is another file) — and not a JSON
 //     `\uXXXX` escape (an escaped non-ASCII character continuing the name).
-// - Bytes are handled as latin1 strings (one char per byte), so any byte sequence round-trips.
+// - It works on raw bytes; anything that is not a match is copied as is (binary included).
+// - Streaming keeps `maxLen + 16` bytes of tail between chunks, so no chunk boundary splits a
+//   match or hides a boundary character; memory is constant whatever the line length.
 import { Transform, type TransformCallback } from 'node:stream';
 import path from 'node:path/posix';
 
@@ -138,50 +141,145 @@ export function replacementsOf(plan: RewritePlan): Replacement[] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The matcher.
+// The matcher: works on Buffers (no string conversion per chunk). Candidates are found with
+// Buffer#indexOf on an "anchor" — the longest run of name characters in a source spelling, so
+// `/home/a`, `\/home\/a` and `file:///home/a` share the anchor `home` — then checked in full.
 
-const CONT = 'A-Za-z0-9_~+%#$!@\\x80-\\xff\\-';
-/** Characters that may end a path component (so a source right after them is inside a longer path). */
-const BEFORE_PATH = /[A-Za-z0-9._~+%#$!/\x80-\xff-]/;
-const JSON_ESCAPE_LETTER = /[nrtbf]/;
-/** How many characters past a match the lookahead may inspect (`\\\\\\\\u00e9`). */
+/** Byte classes: 1 = may end a path component (before a source), 2 = may continue one (after). */
+const ENDS_COMPONENT = 1;
+const CONTINUES_COMPONENT = 2;
+const CLASS = (() => {
+  const t = new Uint8Array(256);
+  const set = (chars: string, bit: number) => {
+    for (const c of chars) t[c.charCodeAt(0)]! |= bit;
+  };
+  const alnum = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  set(alnum + '._~+%#$!/-', ENDS_COMPONENT);
+  set(alnum + '_~+%#$!@-', CONTINUES_COMPONENT);
+  for (let b = 0x80; b < 0x100; b++) t[b]! |= ENDS_COMPONENT | CONTINUES_COMPONENT;
+  return t;
+})();
+const isJsonEscapeLetter = (c: number) => c === 0x6e || c === 0x72 || c === 0x74 || c === 0x62 || c === 0x66; // n r t b f
+const isHex = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+/** How many bytes past a match the boundary check may inspect (`\\\\\\\\u00e9`). */
 const LOOKAHEAD = 16;
 
-function escapeRe(s: string): string {
-  return s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+/** The longest run of [A-Za-z0-9._-] in a spelling (whole spelling when it has no run of 3). */
+function anchorOf(s: string): { anchor: string; offset: number } {
+  let best = { anchor: '', offset: 0 };
+  for (const m of s.matchAll(/[A-Za-z0-9._-]+/g)) if (m[0].length > best.anchor.length) best = { anchor: m[0], offset: m.index };
+  return best.anchor.length >= 3 ? best : { anchor: s, offset: 0 };
+}
+
+interface AnchorGroup {
+  anchor: Buffer;
+  members: { src: number; offset: number }[];
+  maxOffset: number;
+}
+
+export interface Match {
+  at: number;
+  /** Index into `RewriteMatcher.sources`. */
+  src: number;
 }
 
 export class RewriteMatcher {
-  readonly re: RegExp;
-  readonly table: Map<string, string>;
+  /** Source spellings, longest first, and their targets. */
+  readonly sources: Buffer[];
+  readonly targets: Buffer[];
+  readonly groups: AnchorGroup[];
   readonly maxLen: number;
 
   constructor(replacements: readonly Replacement[]) {
-    this.table = new Map(replacements.map((r) => [r.from, r.to]));
-    this.maxLen = replacements.reduce((n, r) => Math.max(n, r.from.length), 0);
-    const alts = replacements.map((r) => escapeRe(r.from)).join('|');
-    // The lookbehind is checked in code (it is the same for every alternative, and a regex
-    // lookbehind at every position would be slow); the lookahead is part of the pattern.
-    this.re = alts
-      ? new RegExp(`(?:${alts})(?!\\\\{1,8}u[0-9a-fA-F]{4})(?=$|[^.${CONT}]|\\.(?![${CONT}]))`, 'g')
-      : /(?!)/g;
+    const reps = [...replacements].sort((a, b) => b.from.length - a.from.length);
+    this.sources = reps.map((r) => Buffer.from(r.from, 'latin1'));
+    this.targets = reps.map((r) => Buffer.from(r.to, 'latin1'));
+    this.maxLen = this.sources.reduce((n, s) => Math.max(n, s.length), 0);
+    const byAnchor = new Map<string, AnchorGroup>();
+    reps.forEach((r, src) => {
+      const { anchor, offset } = anchorOf(r.from);
+      let g = byAnchor.get(anchor);
+      if (!g) byAnchor.set(anchor, (g = { anchor: Buffer.from(anchor, 'latin1'), members: [], maxOffset: 0 }));
+      g.members.push({ src, offset });
+      g.maxOffset = Math.max(g.maxOffset, offset);
+    });
+    this.groups = [...byAnchor.values()];
   }
 
-  /** May a source start at `i` of `text`? (`atStart`: `i` is the start of the stream.) */
-  boundaryBefore(text: string, i: number, atStart: boolean): boolean {
+  /** May a source start at `i`? (`atStart`: `i` is the start of the stream.) */
+  boundaryBefore(buf: Buffer, i: number, atStart: boolean): boolean {
     if (i === 0) return atStart;
-    const prev = text[i - 1]!;
-    if (!BEFORE_PATH.test(prev)) return true;
-    return i >= 2 && text[i - 2] === '\\' && JSON_ESCAPE_LETTER.test(prev);
+    const prev = buf[i - 1]!;
+    if (!(CLASS[prev]! & ENDS_COMPONENT)) return true;
+    // right after a JSON escape such as `\n` (a path starting a new line inside a JSON string)
+    return i >= 2 && buf[i - 2] === 0x5c && isJsonEscapeLetter(prev);
+  }
+
+  /** May a source end at `j`? (`buf` ends at the end of the stream or ≥ LOOKAHEAD past `j`.) */
+  boundaryAfter(buf: Buffer, j: number): boolean {
+    if (j >= buf.length) return true;
+    const c = buf[j]!;
+    if (c === 0x2e) {
+      // `.`: a full stop ends the path; `.old` continues it
+      return j + 1 >= buf.length || !(CLASS[buf[j + 1]!]! & CONTINUES_COMPONENT);
+    }
+    if (c === 0x5c) {
+      // `\uXXXX` (at any escaping level): an escaped non-ASCII character continuing the name
+      let k = j;
+      while (k < buf.length && k - j < 8 && buf[k] === 0x5c) k++;
+      if (buf[k] !== 0x75) return true;
+      for (let h = 1; h <= 4; h++) if (!isHex(buf[k + h] ?? 0)) return true;
+      return false;
+    }
+    return !(CLASS[c]! & CONTINUES_COMPONENT);
+  }
+
+  /**
+   * Matches starting in [from, cut) of `buf`, left to right, longest first at each position,
+   * never overlapping. Every match lies inside `buf`, and its boundaries are decided.
+   */
+  scan(buf: Buffer, from: number, cut: number, atStart: boolean): Match[] {
+    const cands: Match[] = [];
+    for (const g of this.groups) {
+      const limit = cut + g.maxOffset;
+      for (let q = buf.indexOf(g.anchor, from); q >= 0 && q < limit; q = buf.indexOf(g.anchor, q + 1)) {
+        for (const mem of g.members) {
+          const at = q - mem.offset;
+          if (at < from || at >= cut) continue;
+          const s = this.sources[mem.src]!;
+          if (at + s.length <= buf.length && buf.compare(s, 0, s.length, at, at + s.length) === 0) cands.push({ at, src: mem.src });
+        }
+      }
+    }
+    if (cands.length === 0) return cands;
+    // sources are sorted longest first, so a lower index is a longer source
+    cands.sort((a, b) => a.at - b.at || a.src - b.src);
+    const out: Match[] = [];
+    let pos = from;
+    let checkedBefore = -1;
+    let beforeOk = false;
+    for (const c of cands) {
+      if (c.at < pos) continue;
+      if (c.at !== checkedBefore) {
+        checkedBefore = c.at;
+        beforeOk = this.boundaryBefore(buf, c.at, atStart && c.at === 0);
+      }
+      if (!beforeOk) continue;
+      const end = c.at + this.sources[c.src]!.length;
+      if (!this.boundaryAfter(buf, end)) continue;
+      out.push(c);
+      pos = end;
+    }
+    return out;
   }
 }
 
-/** The incremental core: feed latin1 text, get rewritten latin1 text; keeps a bounded tail. */
+/** The incremental core: feed bytes, get rewritten bytes; holds back a bounded tail. */
 export class PathRewriter {
   private readonly m: RewriteMatcher;
-  /** Up to two already-emitted source characters, for the boundary check. */
-  private ctx = '';
-  private pending = '';
+  /** Up to two already-emitted source bytes, for the boundary check. */
+  private ctx: Buffer = Buffer.alloc(0);
+  private pending: Buffer = Buffer.alloc(0);
   private atStart = true;
   replacements = 0;
 
@@ -190,40 +288,33 @@ export class PathRewriter {
   }
 
   /** Rewrite what is certain; hold back the tail that could still be (part of) a match. */
-  push(text: string, final = false): string {
+  push(chunk: Buffer, final = false): Buffer {
     const m = this.m;
-    const all = this.ctx + this.pending + text;
     const base = this.ctx.length;
+    const all = base + this.pending.length === 0 ? chunk : Buffer.concat([this.ctx, this.pending, chunk]);
     const cut = final ? all.length : all.length - (m.maxLen + LOOKAHEAD);
     if (cut <= base && !final) {
-      this.pending = all.slice(base);
-      return '';
+      this.pending = Buffer.from(all.subarray(base));
+      return Buffer.alloc(0);
     }
-    const out: string[] = [];
+    const parts: Buffer[] = [];
     let pos = base;
-    const re = m.re;
-    re.lastIndex = base;
-    for (;;) {
-      const hit = re.exec(all);
-      if (!hit || hit.index >= cut) break;
-      if (!m.boundaryBefore(all, hit.index, this.atStart && base === 0)) {
-        re.lastIndex = hit.index + 1;
-        continue;
-      }
-      out.push(all.slice(pos, hit.index), m.table.get(hit[0])!);
-      pos = hit.index + hit[0].length;
+    for (const hit of m.scan(all, base, cut, this.atStart && base === 0)) {
+      parts.push(all.subarray(pos, hit.at), m.targets[hit.src]!);
+      pos = hit.at + m.sources[hit.src]!.length;
       this.replacements++;
     }
     const emitEnd = Math.max(cut, pos);
-    out.push(all.slice(pos, emitEnd));
+    parts.push(all.subarray(pos, emitEnd));
     if (emitEnd > base) this.atStart = false;
-    this.ctx = all.slice(Math.max(0, emitEnd - 2), emitEnd);
-    this.pending = all.slice(emitEnd);
-    return out.join('');
+    // copies: `all` may be the caller's chunk, and the tail must not pin a large buffer
+    this.ctx = Buffer.from(all.subarray(Math.max(0, emitEnd - 2), emitEnd));
+    this.pending = Buffer.from(all.subarray(emitEnd));
+    return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
   }
 
-  end(): string {
-    return this.push('', true);
+  end(): Buffer {
+    return this.push(Buffer.alloc(0), true);
   }
 }
 
@@ -236,15 +327,15 @@ export interface RewriteOptions {
 const FIRST_LINE_MAX = 1 << 20;
 
 /** After rewriting a padded line, give back (or take) the length difference from its `"pad"` spaces. */
-export function repad(original: string, rewritten: string): string {
+export function repad(original: Buffer, rewritten: Buffer): Buffer {
   const delta = rewritten.length - original.length;
   if (delta === 0) return rewritten;
-  const m = /"pad":"( *)"/.exec(rewritten);
+  const text = rewritten.toString('latin1');
+  const m = /"pad":"( *)"/.exec(text);
   if (!m) return rewritten;
   const spaces = m[1]!.length;
-  const newSpaces = Math.max(0, spaces - delta);
   const at = m.index + '"pad":"'.length;
-  return rewritten.slice(0, at) + ' '.repeat(newSpaces) + rewritten.slice(at + spaces);
+  return Buffer.from(text.slice(0, at) + ' '.repeat(Math.max(0, spaces - delta)) + text.slice(at + spaces), 'latin1');
 }
 
 export class RewriteStream extends Transform {
@@ -254,13 +345,17 @@ export class RewriteStream extends Transform {
 
   constructor(plan: RewritePlan | RewriteMatcher, opts: RewriteOptions = {}) {
     super();
-    const matcher = plan instanceof RewriteMatcher ? plan : new RewriteMatcher(replacementsOf(plan));
-    this.core = new PathRewriter(matcher);
+    this.core = new PathRewriter(plan instanceof RewriteMatcher ? plan : matcherFor(plan));
     this.firstLine = opts.padFirstLine ? [] : null;
   }
 
   get replacements(): number {
     return this.core.replacements;
+  }
+
+  /** The first line, whole: it ends with its newline, so emitting it decides every match in it. */
+  private firstLineOut(line: Buffer): Buffer {
+    return repad(line, this.core.push(line, true));
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
@@ -276,17 +371,14 @@ export class RewriteStream extends Transform {
         this.firstLine = null;
         const lineEnd = head.indexOf(0x0a);
         if (lineEnd >= 0) {
-          const line = head.subarray(0, lineEnd + 1).toString('latin1');
-          // The line ends with its newline, so emitting it whole decides every match in it.
-          const out = repad(line, this.core.push(line, true));
-          this.push(Buffer.from(out, 'latin1'));
+          this.push(this.firstLineOut(head.subarray(0, lineEnd + 1)));
           chunk = head.subarray(lineEnd + 1);
         } else {
           chunk = head;
         }
       }
-      const out = this.core.push(chunk.toString('latin1'));
-      if (out) this.push(Buffer.from(out, 'latin1'));
+      const out = this.core.push(chunk);
+      if (out.length > 0) this.push(out);
       cb();
     } catch (err) {
       cb(err as Error);
@@ -296,17 +388,23 @@ export class RewriteStream extends Transform {
   override _flush(cb: TransformCallback): void {
     try {
       if (this.firstLine) {
-        const line = Buffer.concat(this.firstLine).toString('latin1');
+        const line = Buffer.concat(this.firstLine);
         this.firstLine = null;
-        this.push(Buffer.from(repad(line, this.core.push(line, true)), 'latin1'));
+        const out = this.firstLineOut(line);
+        if (out.length > 0) this.push(out);
       }
       const out = this.core.end();
-      if (out) this.push(Buffer.from(out, 'latin1'));
+      if (out.length > 0) this.push(out);
       cb();
     } catch (err) {
       cb(err as Error);
     }
   }
+}
+
+/** The matcher for a plan (build once, share across the files of a unit). */
+export function matcherFor(plan: RewritePlan): RewriteMatcher {
+  return new RewriteMatcher(replacementsOf(plan));
 }
 
 /** A Transform that rewrites a session file's bytes with constant memory. */
@@ -316,16 +414,15 @@ export function createRewriteStream(plan: RewritePlan | RewriteMatcher, opts: Re
 
 /** Whole-buffer convenience (tests, small files); same rules as the stream. */
 export function rewriteBuffer(plan: RewritePlan | RewriteMatcher, input: Buffer, opts: RewriteOptions = {}): { output: Buffer; replacements: number } {
-  const matcher = plan instanceof RewriteMatcher ? plan : new RewriteMatcher(replacementsOf(plan));
-  const core = new PathRewriter(matcher);
-  let text = input.toString('latin1');
-  let prefix = '';
+  const core = new PathRewriter(plan instanceof RewriteMatcher ? plan : matcherFor(plan));
+  const parts: Buffer[] = [];
+  let rest = input;
   if (opts.padFirstLine) {
-    const nl = text.indexOf('\n');
-    const line = nl >= 0 ? text.slice(0, nl + 1) : text;
-    prefix = repad(line, core.push(line, true));
-    text = text.slice(line.length);
+    const nl = input.indexOf(0x0a);
+    const line = nl >= 0 ? input.subarray(0, nl + 1) : input;
+    parts.push(repad(line, core.push(line, true)));
+    rest = input.subarray(line.length);
   }
-  const out = prefix + core.push(text) + core.end();
-  return { output: Buffer.from(out, 'latin1'), replacements: core.replacements };
+  parts.push(core.push(rest), core.end());
+  return { output: Buffer.concat(parts), replacements: core.replacements };
 }
