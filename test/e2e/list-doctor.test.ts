@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { handoff, herdrOk, resetClone, runAs, startFakeAgent, type StartedAgent } from '../helpers/e2e.js';
 import type { World } from '../world/machines.js';
+import { startDelayProxy, type DelayProxy } from '../../bench/delay-proxy.js';
 
 let world: World;
 let onVega: StartedAgent;
@@ -26,8 +27,29 @@ afterAll(async () => {
   await herdrOk(world, world.users.laptop!, ['workspace', 'close', onLaptop.workspace]).catch(() => undefined);
 });
 
-function acceptedLogins(user: string): number {
-  return fs.readFileSync(world.sshd.log, 'utf8').split('\n').filter((l) => l.includes(`Accepted publickey for ${user} `)).length;
+/**
+ * An ssh alias for vega that goes through a counting TCP proxy: every connection through it is
+ * one SSH handshake of ours (sshd's own log would also count other tests' logins).
+ */
+async function countedAlias(name: string): Promise<{ proxy: DelayProxy; restore: () => Promise<void> }> {
+  const laptop = world.users.laptop!;
+  const proxy = await startDelayProxy({ host: world.sshd.host, port: world.sshd.port }, 0);
+  const kh = `${laptop.home}/.ssh/known_hosts_${name}`;
+  const hostKey = world.sshd.hostKeyLine.split(' ').slice(1).join(' ');
+  fs.writeFileSync(kh, `${name} ${hostKey}\n`);
+  const cfg = `${laptop.home}/.ssh/config_${name}`;
+  fs.writeFileSync(cfg, `Host ${name}\n  HostName 127.0.0.1\n  Port ${proxy.port}\n  User vega\n  HostKeyAlias ${name}\n  UserKnownHostsFile ${kh}\n`);
+  for (const f of [kh, cfg]) fs.chownSync(f, laptop.uid, laptop.gid);
+  const mainCfg = `${laptop.home}/.ssh/config`;
+  const main = fs.readFileSync(mainCfg, 'utf8');
+  fs.writeFileSync(mainCfg, `Include ${cfg}\n${main}`);
+  return {
+    proxy,
+    restore: async () => {
+      fs.writeFileSync(mainCfg, fs.readFileSync(mainCfg, 'utf8').replace(`Include ${cfg}\n`, ''));
+      await proxy.close();
+    },
+  };
 }
 
 describe('list', () => {
@@ -40,25 +62,25 @@ describe('list', () => {
   });
 
   it('lists the agents of another machine over ssh, with nothing installed there but herdr', async () => {
-    const before = acceptedLogins('vega');
-    const r = await handoff(world, world.users.laptop!, ['list', '--from', 'vega'], { env: { HERDR_PANE_ID: onLaptop.pane } });
+    const counted = await countedAlias('vega-list');
+    const r = await handoff(world, world.users.laptop!, ['list', '--from', 'vega-list'], { env: { HERDR_PANE_ID: onLaptop.pane } }).finally(counted.restore);
     expect(r.code).toBe(0);
+    expect(counted.proxy.connections).toBe(1);
     expect(r.json.host).toMatch(/vega@127\.0\.0\.1/);
     const agent = (r.json.agents as Record<string, unknown>[]).find((a) => a.name === 'ld-vega-pi');
     // HERDR_PANE_ID names a laptop pane: never "this pane" on vega.
     expect(agent).toMatchObject({ kind: 'pi', supported: true, this_pane: false, cwd: world.repos.vega });
-    expect(acceptedLogins('vega') - before).toBe(1);
   });
 });
 
 describe('doctor', () => {
   it('checks here and vega with exactly one ssh handshake, and says ready', async () => {
-    const before = acceptedLogins('vega');
-    const r = await handoff(world, world.users.laptop!, ['doctor', 'vega']);
-    expect(acceptedLogins('vega') - before).toBe(1);
+    const counted = await countedAlias('vega-doctor');
+    const r = await handoff(world, world.users.laptop!, ['doctor', 'vega-doctor']).finally(counted.restore);
+    expect(counted.proxy.connections).toBe(1);
     expect(r.json).toMatchObject({ ok: true, command: 'doctor' });
     const target = r.json.target as Record<string, unknown>;
-    expect(target.ssh).toMatchObject({ host: '127.0.0.1', user: 'vega', port: world.sshd.port, handshakes: 1, host_key: 'verified' });
+    expect(target.ssh).toMatchObject({ host: '127.0.0.1', user: 'vega', handshakes: 1, host_key: 'verified' });
     expect((target.ssh as { connect_ms: number }).connect_ms).toBeGreaterThan(0);
     expect(target.herdr).toMatchObject({ installed: true, version: '0.8.0', server: 'running' });
     expect((target.config_roots as Record<string, string>).claude).toBe('/home/vega/.claude');
