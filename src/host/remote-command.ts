@@ -50,6 +50,11 @@ function assign(name: string, value: string): string {
 
 export interface HeaderSpec {
   argv: readonly string[];
+  /**
+   * Printed on stdout just before exec. Shell start-up files that sshd's `$SHELL -c` reads
+   * (.bashrc, .zshenv, config.fish) may print; everything before the mark is theirs.
+   */
+  startMark?: string;
   /** Exported before exec (login env merged with the caller's env by the caller). */
   env?: Record<string, string>;
   cwd?: string;
@@ -79,8 +84,40 @@ export function buildHeader(spec: HeaderSpec): string {
     assertNoNul(arg, 'An argument');
     parts.push(`${assign('_ah', arg)}; set -- "$@" "$_ah"`);
   }
+  if (spec.startMark !== undefined) {
+    if (!/^[A-Za-z0-9]+$/.test(spec.startMark)) throw new Error('internal: start mark must be alphanumeric');
+    parts.push(`printf '%s' ${spec.startMark}`);
+  }
   parts.push('unset _ah h; exec "$@"');
   const header = parts.join('; ');
   if (header.includes('\n') || header.includes('\r')) throw new Error('internal: header must be one line');
   return header;
+}
+
+/**
+ * Finds the start mark in a stdout stream and passes on only what follows it, in constant
+ * memory (it keeps at most mark.length - 1 bytes while searching).
+ */
+export class StartMarkFilter {
+  private readonly mark: Buffer;
+  private tail = Buffer.alloc(0);
+  found = false;
+
+  constructor(mark: string) {
+    this.mark = Buffer.from(mark, 'latin1');
+  }
+
+  /** Bytes of the program's stdout in `chunk` (empty while the mark has not been seen). */
+  feed(chunk: Buffer): Buffer {
+    if (this.found) return chunk;
+    const buf = this.tail.length ? Buffer.concat([this.tail, chunk]) : chunk;
+    const i = buf.indexOf(this.mark);
+    if (i < 0) {
+      this.tail = Buffer.from(buf.subarray(Math.max(0, buf.length - (this.mark.length - 1))));
+      return Buffer.alloc(0);
+    }
+    this.found = true;
+    this.tail = Buffer.alloc(0);
+    return buf.subarray(i + this.mark.length);
+  }
 }

@@ -6,6 +6,7 @@
 // remote-command.ts. Files: streams and small files through `cat` on an exec channel (pipelined
 // by the 2 MB channel window, so they stay fast over real latency and use constant memory);
 // metadata through one lazily opened SFTP channel (one round trip per operation).
+import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,7 +21,7 @@ import type { DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResul
 import { fingerprintSha256, keyTypeOfBlob, knownHostsName, pinnedHostKeyAlgorithms, readKnownHostsFiles, verifyHostKey, type HostKeyVerdict } from './known-hosts.js';
 import { makeLoginProbe } from './login-env.js';
 import { loginPathWithExtras } from './login-path.js';
-import { buildHeader, EXEC_COMMAND } from './remote-command.js';
+import { buildHeader, EXEC_COMMAND, StartMarkFilter } from './remote-command.js';
 import { planAuth, type AuthPlan } from './ssh-auth.js';
 import { resolveSshTarget, type ResolvedTarget, type ResolveOptions } from './ssh-target.js';
 
@@ -294,8 +295,9 @@ function killChannel(ch: ClientChannel): void {
 }
 
 // Scripts run by /bin/sh through the header with positional arguments, never interpolated.
-const READ_SCRIPT = '[ -e "$1" ] || exit 66; exec 3<"$1" || exit 67; printf K; exec cat <&3 3<&-';
-const WRITE_SCRIPT = 'umask 077; : >"$1" || exit 67; chmod -- "$2" "$1" || exit 67; printf K; exec cat >"$1"';
+// The start mark ("$2" / "$3") goes out once the file is open: what follows is the file.
+const READ_SCRIPT = '[ -e "$1" ] || exit 66; exec 3<"$1" || exit 67; printf %s "$2"; exec cat <&3 3<&-';
+const WRITE_SCRIPT = 'umask 077; : >"$1" || exit 67; chmod -- "$2" "$1" || exit 67; printf %s "$3"; exec cat >"$1"';
 const WHICH_SCRIPT = 'case $1 in */*) [ -f "$1" ] && [ -x "$1" ] && { printf "%s\\n" "$1"; exit 0; }; exit 1;; esac; IFS=:; set -f; for d in $PATH; do [ -n "$d" ] || continue; if [ -f "$d/$1" ] && [ -x "$d/$1" ]; then printf "%s\\n" "$d/$1"; exit 0; fi; done; exit 1';
 const TOUCH_SCRIPT = '[ -e "$1" ] || exit 66; touch -a -d "$2" -- "$1" && touch -m -d "$3" -- "$1"';
 const NOT_FOUND_EXIT = 66;
@@ -325,6 +327,8 @@ export class SshHost implements Host {
   private readonly loginEnvTimeoutMs: number;
   private readonly counts = { handshakes: 0, channels: 0, commands: 0, sftpRequests: 0 };
   private readonly onLost = new Set<(err: HostError) => void>();
+  /** Printed right before the program starts; stdout before it came from shell start-up files. */
+  private readonly mark = `AHGO${randomBytes(8).toString('hex')}`;
   private lost: HostError | undefined;
   private closing: Promise<void> | undefined;
   private sftpPromise: Promise<SFTPWrapper> | undefined;
@@ -463,14 +467,29 @@ export class SshHost implements Host {
       });
       ch.on('error', () => undefined); // writes after the program exited; the exit status tells.
       ch.stderr.on('data', (d: Buffer) => errOut.push(d));
-      if (o.stdout) ch.pipe(o.stdout);
-      else ch.on('data', (d: Buffer) => out.push(d));
+      const filter = new StartMarkFilter(this.mark);
+      const sink = o.stdout;
+      const onData = (d: Buffer): void => {
+        const rest = filter.feed(d);
+        if (!filter.found) return;
+        if (!sink) {
+          out.push(rest);
+          return;
+        }
+        // From here on a plain pipe, with backpressure.
+        ch.removeListener('data', onData);
+        if (rest.length) sink.write(rest);
+        ch.pipe(sink);
+      };
+      ch.on('data', onData);
       ch.on('close', () => {
         clearTimeout(timer);
         this.onLost.delete(onLost);
         if (o.stdin instanceof Readable) o.stdin.unpipe(ch);
         if (timedOut) return;
         if (exitCode === undefined && signal === undefined && this.lost) return reject(this.lost);
+        // The program never started (cd failed, not found): nothing was piped, end the sink as a pipe would.
+        if (sink && !filter.found) sink.end();
         resolve({ exitCode: exitCode ?? signalExit(signal), stdout: Buffer.concat(out), stderr: Buffer.concat(errOut) });
       });
       ch.write(`${header}\n`);
@@ -487,7 +506,7 @@ export class SshHost implements Host {
   async run(argv: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
     if (!argv[0]) throw new HostError('bad_command', 'Empty command line.');
     const info = await this.info();
-    const header = buildHeader({ argv, env: { ...info.loginEnv, ...opts.env }, ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}) });
+    const header = buildHeader({ argv, env: { ...info.loginEnv, ...opts.env }, ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}), startMark: this.mark });
     const started = Date.now();
     const r = await this.execHeader(header, {
       ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
@@ -513,7 +532,7 @@ export class SshHost implements Host {
 
   async readStream(p: string): Promise<Readable> {
     const ch = await this.openExec();
-    ch.end(`${buildHeader({ argv: ['/bin/sh', '-c', READ_SCRIPT, 'sh', p] })}\n`);
+    ch.end(`${buildHeader({ argv: ['/bin/sh', '-c', READ_SCRIPT, 'sh', p, this.mark] })}\n`);
     return new Promise<Readable>((resolve, reject) => {
       const errOut: Buffer[] = [];
       let exitCode: number | undefined;
@@ -528,12 +547,13 @@ export class SshHost implements Host {
         else reject(e);
       };
       this.onLost.add(onLost);
+      const filter = new StartMarkFilter(this.mark);
       const onData = (d: Buffer): void => {
-        if (started) return;
+        const rest = filter.feed(d);
+        if (started || !filter.found) return;
         started = true;
         ch.removeListener('data', onData);
-        // The script prints one 'K' once the file is open; everything after it is the file.
-        if (d.length > 1) pass.write(d.subarray(1));
+        if (rest.length) pass.write(rest);
         ch.pipe(pass, { end: false });
         resolve(pass);
       };
@@ -563,7 +583,7 @@ export class SshHost implements Host {
   async writeStream(p: string, opts: WriteOptions = {}): Promise<{ stream: Writable; done: Promise<void> }> {
     const mode = (opts.mode ?? 0o600).toString(8);
     const ch = await this.openExec();
-    ch.write(`${buildHeader({ argv: ['/bin/sh', '-c', WRITE_SCRIPT, 'sh', p, mode] })}\n`);
+    ch.write(`${buildHeader({ argv: ['/bin/sh', '-c', WRITE_SCRIPT, 'sh', p, mode, this.mark] })}\n`);
     const errOut: Buffer[] = [];
     let exitCode: number | undefined;
     let ready = false;
@@ -583,10 +603,12 @@ export class SshHost implements Host {
         else reject(this.ioError('Writing', p, Buffer.concat(errOut), exitCode));
       });
     });
-    // Wait for the file to be open (the 'K'), so a missing folder fails here, as it does locally.
+    // Wait for the file to be open (the mark), so a missing folder fails here, as it does locally.
+    const filter = new StartMarkFilter(this.mark);
     await new Promise<void>((resolve, reject) => {
-      ch.on('data', () => {
-        if (!ready) {
+      ch.on('data', (d: Buffer) => {
+        filter.feed(d);
+        if (!ready && filter.found) {
           ready = true;
           resolve();
         }

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildHeader, EXEC_COMMAND, printfOctal } from '../../src/host/remote-command.js';
+import { buildHeader, EXEC_COMMAND, printfOctal, StartMarkFilter } from '../../src/host/remote-command.js';
 import { hostileArgs } from './hostile-args.js';
 
 const SHELLS = ['/bin/sh', '/bin/bash', '/usr/bin/zsh', '/usr/bin/fish'].filter((s) => fs.existsSync(s));
@@ -46,6 +46,17 @@ describe('remote command encoding', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     });
   }
+
+  it('drops what start-up files print before the start mark, even when the mark is split', () => {
+    const f = new StartMarkFilter('AHGO1234');
+    expect(f.feed(Buffer.from('junk AHGO12')).toString()).toBe('');
+    expect(f.found).toBe(false);
+    expect(f.feed(Buffer.from('34out')).toString()).toBe('out');
+    expect(f.feed(Buffer.from('AHGO1234 more')).toString()).toBe('AHGO1234 more');
+    const header = buildHeader({ argv: ['printf', 'x'], startMark: 'AHGO9' });
+    const r = spawnSync('/bin/sh', ['-c', EXEC_COMMAND], { input: `${header}\n`, encoding: 'utf8' });
+    expect(r.stdout).toBe('AHGO9x');
+  });
 
   it('exits 126 with a message when the folder is missing, 127 when the program is', () => {
     const r = spawnSync('/bin/sh', ['-c', EXEC_COMMAND], { input: `${buildHeader({ argv: ['true'], cwd: '/nonexistent/x y' })}\n`, encoding: 'utf8' });

@@ -6,6 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from 'ssh2';
 import { SshHost } from '../../src/host/ssh.js';
 import { useWorld } from '../helpers/world.js';
 import { pidsOfUser, startSshd, type World } from '../world/machines.js';
@@ -225,6 +226,54 @@ describe('login environment', () => {
     } finally {
       await host.close();
       fs.rmSync(flag, { force: true });
+    }
+  });
+});
+
+describe('shell start-up files that print', () => {
+  const zshenv = (): string => path.join(world.users.vegazsh!.home, '.zshenv');
+  let existed = false;
+  let original = '';
+
+  beforeAll(() => {
+    existed = fs.existsSync(zshenv());
+    original = existed ? fs.readFileSync(zshenv(), 'utf8') : '';
+    // zsh reads ~/.zshenv for every `zsh -c` sshd runs, so this lands before every command's output.
+    fs.appendFileSync(zshenv(), `echo "junk from zshenv"; printf 'AHGO0000 partial mark'\n`);
+  });
+
+  afterAll(() => {
+    if (existed) fs.writeFileSync(zshenv(), original);
+    else fs.rmSync(zshenv(), { force: true });
+  });
+
+  it('keeps stdout, file reads and writes exact', async () => {
+    const host = await SshHost.connect('w-vegazsh', fx.opts);
+    try {
+      // Without the mark, a plain exec shows the junk first.
+      const client = (host as unknown as { client: Client }).client;
+      const raw = await new Promise<string>((resolve) =>
+        client.exec('printf x', (_e, ch) => {
+          let text = '';
+          ch.on('data', (d: Buffer) => (text += d.toString()));
+          ch.on('close', () => resolve(text));
+          ch.end();
+        }),
+      );
+      expect(raw).toBe('junk from zshenv\nAHGO0000 partial markx');
+      expect((await host.run(['printf', '%s', 'exact'])).stdout).toBe('exact');
+      const sink: Buffer[] = [];
+      const { Writable } = await import('node:stream');
+      await host.run(['printf', 'piped'], { stdout: new Writable({ write: (c: Buffer, _e, cb) => (sink.push(c), cb()) }) });
+      expect(Buffer.concat(sink).toString()).toBe('piped');
+      const file = path.posix.join((await host.info()).tmpdir, `ah-junk-${process.pid}`);
+      await host.writeFile(file, 'content\n');
+      expect((await host.readFile(file)).toString()).toBe('content\n');
+      await host.remove(file);
+      expect(await host.which('sh')).toMatch(/^\/(usr\/)?bin\/sh$/);
+      expect((await host.run(['true'], { cwd: '/nonexistent' })).exitCode).toBe(126);
+    } finally {
+      await host.close();
     }
   });
 });
