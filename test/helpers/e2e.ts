@@ -136,3 +136,68 @@ export function resetClone(world: World, user: WorldUser, repo: string): void {
   git(['stash', 'clear']);
   fs.rmSync(`${repo}.worktrees`, { recursive: true, force: true });
 }
+
+export interface Project {
+  name: string;
+  origin: string;
+  laptop: string;
+  vega: string;
+}
+
+/**
+ * A project of its own for one test file: a bare origin and a clone on each machine
+ * (`~/src/<name>` on laptop, `~/code/<name>` on vega), so test files never share checkouts.
+ */
+export function makeProject(world: World, name: string): Project {
+  const laptop = world.users.laptop!;
+  const vega = world.users.vega!;
+  const origin = path.join(world.dir, 'origin', `${name}.git`);
+  const git = (user: WorldUser, args: string[], cwd?: string) => {
+    const r = runAsSync(user, ['git', ...args], cwd ? { cwd } : {});
+    if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  if (!fs.existsSync(origin)) {
+    const seed = path.join(laptop.home, `.seed-${name}`);
+    fs.rmSync(seed, { recursive: true, force: true });
+    git(laptop, ['init', '-q', seed]);
+    fs.writeFileSync(path.join(seed, 'README.md'), 'hello\n');
+    fs.mkdirSync(path.join(seed, 'src'));
+    fs.writeFileSync(path.join(seed, 'src', 'app.ts'), 'export const answer = 42;\n');
+    fs.writeFileSync(path.join(seed, '.gitignore'), 'build/\n');
+    runAsSync(laptop, ['chown', '-R', `${laptop.uid}:${laptop.gid}`, seed]);
+    fs.chmodSync(path.join(world.dir, 'origin'), 0o777);
+    git(laptop, ['add', '-A'], seed);
+    git(laptop, ['commit', '-q', '-m', 'initial commit'], seed);
+    git(laptop, ['clone', '-q', '--bare', seed, origin]);
+    fs.rmSync(seed, { recursive: true, force: true });
+    runAsSync(laptop, ['chmod', '-R', 'a+rX', origin]);
+  }
+  for (const user of [laptop, vega]) git(user, ['config', '--global', '--add', 'safe.directory', origin]);
+  const clone = (user: WorldUser, dest: string) => {
+    fs.rmSync(dest, { recursive: true, force: true });
+    fs.rmSync(`${dest}.worktrees`, { recursive: true, force: true });
+    git(user, ['clone', '-q', origin, dest]);
+    return dest;
+  };
+  return { name, origin, laptop: clone(laptop, path.join(laptop.home, 'src', name)), vega: clone(vega, path.join(vega.home, 'code', name)) };
+}
+
+/** Write a file as a world user (so ownership is theirs). */
+export function writeAs(user: WorldUser, file: string, data: string | Buffer): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, data);
+  runAsSync(user, ['true']);
+  fs.chownSync(file, user.uid, user.gid);
+  let dir = path.dirname(file);
+  while (dir.startsWith(user.home) && dir !== user.home) {
+    fs.chownSync(dir, user.uid, user.gid);
+    dir = path.dirname(dir);
+  }
+}
+
+export function gitAs(user: WorldUser, cwd: string, args: string[]): string {
+  const r = runAsSync(user, ['git', ...args], { cwd });
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')} in ${cwd}: ${r.stderr}`);
+  return r.stdout;
+}
