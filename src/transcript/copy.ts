@@ -1,0 +1,382 @@
+// Copy a session unit from a source Host to a target Host through the path rewriter.
+//
+// Bytes flow source read stream → rewriter (unless verbatim) → target write stream; the Host
+// implementations carry them (over the one ssh connection when remote). Every destination is
+// computed under the target config root and checked to stay there (no `..`, no symlinked parent
+// leading out). Files are written to a temp name and renamed into place, with the source's mode
+// and mtime (pickers sort by mtime). A file the target already has is only extended — when the
+// rewritten source continues it (a session coming back) — after comparing a hash of the prefix
+// computed on the target itself (`head -c N | sha256sum`; the target has no node). Anything else
+// the target holds is a conflict unless `overwrite` is set. The returned record lists every file
+// written, so a failed handoff can undo it and a finished one can verify it.
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import path from 'node:path/posix';
+import type { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { HandoffError } from '../errors.js';
+import type { Host } from '../host/host.js';
+import { createRewriteStream, matcherFor, RewriteMatcher, type RewritePlan } from './rewrite.js';
+
+/** One file of a unit (the shape `UnitEntry` of adapters/adapter.ts has). */
+export interface CopyEntry {
+  /** Absolute path on the source. */
+  source: string;
+  /** Destination relative to the target config root. */
+  dest: string;
+  verbatim: boolean;
+  padFirstLine?: boolean;
+  mode: number;
+  mtimeMs: number;
+}
+
+export interface CopyRequest {
+  source: Host;
+  target: Host;
+  entries: readonly CopyEntry[];
+  /** Target config root (absolute); every destination must stay below it. */
+  targetRoot: string;
+  plan: RewritePlan | RewriteMatcher;
+  /** Replace target files whose content the source does not continue (the old one is kept as a backup until `discardBackups`). */
+  overwrite?: boolean;
+  /** Distinguishes this run's temp and backup names (default: random). */
+  tag?: string;
+}
+
+export type CopyAction = 'created' | 'appended' | 'unchanged' | 'overwritten';
+
+export interface CopiedFile {
+  /** Absolute path on the target. */
+  path: string;
+  action: CopyAction;
+  /** sha256 (hex) and size of the file as it now is on the target. */
+  sha256: string;
+  size: number;
+  verbatim: boolean;
+  /** Size, mode and mtime before we touched it (appended, unchanged, overwritten). */
+  previous: { size: number; mode: number; mtimeMs: number } | null;
+  /** Where the replaced file was kept (overwritten). */
+  backup: string | null;
+  /** Paths replaced by the rewriter (0 for verbatim files). */
+  replacements: number;
+}
+
+export interface CopyRecord {
+  targetRoot: string;
+  files: CopiedFile[];
+  /** Folders we created, parents first. */
+  createdDirs: string[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Destinations
+
+/** The absolute destination of a relative path under `root`, refusing anything that could leave it. */
+export function destinationUnder(root: string, rel: string): string {
+  const bad = (why: string) =>
+    new HandoffError('unsafe_destination', `Refusing to write ${JSON.stringify(rel)} under ${root}: ${why}.`, {
+      fix: 'This is a bug in the agent adapter or a tampered session; report it with the session path.',
+    });
+  if (!root.startsWith('/')) throw bad('the config root is not absolute');
+  if (rel === '' || rel.startsWith('/')) throw bad('not a relative path');
+  if (rel.includes('\0')) throw bad('it contains a NUL byte');
+  const parts = rel.split('/');
+  if (parts.some((p) => p === '..' || p === '.' || p === '')) throw bad('it has an empty, `.` or `..` component');
+  return path.join(root, rel);
+}
+
+function isUnder(child: string, parent: string): boolean {
+  return parent === '/' ? true : child === parent || child.startsWith(parent + '/');
+}
+
+/**
+ * Make `dir` (and missing parents) with 0700; returns the folders created, parents first. With
+ * `rootReal`, the nearest existing ancestor must resolve inside it BEFORE anything is created, so
+ * a symlinked folder in the store cannot make us create folders elsewhere.
+ */
+async function makeDirs(host: Host, dir: string, rootReal?: string): Promise<string[]> {
+  const missing: string[] = [];
+  let d = dir;
+  for (; d !== '/' && d !== '.'; d = path.dirname(d)) {
+    const st = await host.stat(d);
+    if (st) {
+      if (st.type !== 'dir' && st.type !== 'symlink') {
+        throw new HandoffError('unsafe_destination', `${d} on ${host.label} is not a folder.`, { fix: `Move ${d} out of the way, then run the handoff again.` });
+      }
+      break;
+    }
+    missing.unshift(d);
+  }
+  if (rootReal !== undefined) {
+    const real = await host.realpath(d);
+    if (!isUnder(real, rootReal)) {
+      throw new HandoffError('unsafe_destination', `Refusing to write below ${d} on ${host.label}: it resolves to ${real}, outside ${rootReal}.`, {
+        fix: `Remove the symlink that leads out of the agent's config folder.`,
+      });
+    }
+  }
+  if (missing.length > 0) await host.mkdirp(dir, 0o700);
+  return missing;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hashes on the target, with its own tools
+
+const hashToolCache = new WeakMap<Host, Promise<string[]>>();
+
+/** `sha256sum` (GNU, busybox) or `shasum -a 256` (macOS). */
+export function hashTool(host: Host): Promise<string[]> {
+  let p = hashToolCache.get(host);
+  if (!p) {
+    p = (async () => {
+      if (await host.which('sha256sum')) return ['sha256sum'];
+      if (await host.which('shasum')) return ['shasum', '-a', '256'];
+      throw new HandoffError('missing_tool', `Neither sha256sum nor shasum is installed on ${host.label}.`, { fix: `Install coreutils (sha256sum) on ${host.label}.` });
+    })();
+    hashToolCache.set(host, p);
+  }
+  return p;
+}
+
+/** sha256 of the first `n` bytes of `file` on `host`, computed there. */
+export async function remotePrefixHash(host: Host, file: string, n: number): Promise<string> {
+  const tool = await hashTool(host);
+  // The path and count are positional parameters: the shell never parses them.
+  const r = await host.run(['sh', '-c', 'n=$1; f=$2; shift 2; head -c "$n" < "$f" | "$@"', 'sh', String(n), file, ...tool]);
+  const hex = /^([0-9a-f]{64})\b/.exec(r.stdout.trim())?.[1];
+  if (r.exitCode !== 0 || !hex) {
+    throw new HandoffError('hash_failed', `Could not hash ${file} on ${host.label}: ${r.stderr.trim() || r.stdout.trim() || `exit ${r.exitCode}`}.`, {
+      fix: `Check that ${file} is readable on ${host.label}.`,
+    });
+  }
+  return hex;
+}
+
+async function runOk(host: Host, argv: string[], what: string): Promise<void> {
+  const r = await host.run(argv);
+  if (r.exitCode !== 0) throw new HandoffError('copy_failed', `${what} failed on ${host.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streaming one file
+
+async function write(ws: Writable, chunk: Buffer): Promise<void> {
+  if (!ws.write(chunk)) await once(ws, 'drain');
+}
+
+/** The (rewritten) bytes of an entry as a stream, and how many replacements it made. */
+async function sourceBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry): Promise<{ stream: Readable; counted: () => number }> {
+  const raw = await req.source.readStream(e.source);
+  if (e.verbatim) return { stream: raw, counted: () => 0 };
+  const rw = createRewriteStream(matcher, { padFirstLine: e.padFirstLine ?? false });
+  raw.on('error', (err) => rw.destroy(err));
+  return { stream: raw.pipe(rw), counted: () => rw.replacements };
+}
+
+async function openTemp(target: Host, file: string, tag: string, mode: number) {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.ah-${tag}.tmp`);
+  const w = await target.writeStream(tmp, { mode });
+  return { tmp, ...w };
+}
+
+/** Stream the whole (rewritten) entry into a temp file beside `file`; returns its hash and size. */
+async function writeWhole(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, file: string, tag: string) {
+  const { stream, counted } = await sourceBytes(req, matcher, e);
+  const out = await openTemp(req.target, file, tag, e.mode & 0o7777);
+  const hash = createHash('sha256');
+  let size = 0;
+  try {
+    await pipeline(stream, async (src: AsyncIterable<Buffer>) => {
+      for await (const chunk of src) {
+        hash.update(chunk);
+        size += chunk.length;
+        await write(out.stream, chunk);
+      }
+    });
+    out.stream.end();
+    await out.done;
+  } catch (err) {
+    out.stream.destroy();
+    await out.done.catch(() => undefined);
+    await req.target.remove(out.tmp);
+    throw err;
+  }
+  return { tmp: out.tmp, sha256: hash.digest('hex'), size, replacements: counted() };
+}
+
+type Extend =
+  | { kind: 'conflict'; reason: string }
+  | { kind: 'unchanged'; sha256: string; size: number; replacements: number }
+  | { kind: 'appended'; tail: string; sha256: string; size: number; replacements: number };
+
+/** The target holds `have` bytes of `file`: does the (rewritten) source continue them? Sends only the rest. */
+async function extend(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, file: string, have: number, tag: string): Promise<Extend> {
+  const targetHash = await remotePrefixHash(req.target, file, have);
+  const { stream, counted } = await sourceBytes(req, matcher, e);
+  const prefix = createHash('sha256');
+  const whole = createHash('sha256');
+  let seen = 0;
+  let tail: Awaited<ReturnType<typeof openTemp>> | null = null;
+  let verdict: Extend | null = null;
+  const tailName = `${path.basename(file)}.tail`;
+  try {
+    await pipeline(stream, async (src: AsyncIterable<Buffer>) => {
+      for await (let chunk of src) {
+        whole.update(chunk);
+        if (seen < have) {
+          const take = Math.min(have - seen, chunk.length);
+          prefix.update(chunk.subarray(0, take));
+          seen += take;
+          chunk = chunk.subarray(take);
+          if (seen === have && prefix.digest('hex') !== targetHash) {
+            verdict = { kind: 'conflict', reason: 'its content differs from the session being sent' };
+            return;
+          }
+        }
+        if (chunk.length === 0) continue;
+        tail ??= await openTemp(req.target, path.join(path.dirname(file), tailName), tag, 0o600);
+        seen += chunk.length;
+        await write(tail.stream, chunk);
+      }
+    });
+    if (tail) {
+      const t: { stream: Writable; done: Promise<void> } = tail;
+      t.stream.end();
+      await t.done;
+    }
+  } catch (err) {
+    if (tail) {
+      const t: { tmp: string; stream: Writable; done: Promise<void> } = tail;
+      t.stream.destroy();
+      await t.done.catch(() => undefined);
+      await req.target.remove(t.tmp);
+    }
+    throw err;
+  }
+  if (verdict) return verdict;
+  if (seen < have) return { kind: 'conflict', reason: `it is longer (${have} bytes) than the session being sent (${seen} bytes)` };
+  const sha256 = whole.digest('hex');
+  if (!tail) return { kind: 'unchanged', sha256, size: seen, replacements: counted() };
+  return { kind: 'appended', tail: (tail as { tmp: string }).tmp, sha256, size: seen, replacements: counted() };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The unit
+
+function conflict(file: string, host: Host, reason: string): HandoffError {
+  return new HandoffError('session_conflict', `${file} already exists on ${host.label} and ${reason}.`, {
+    fix: 'Someone continued this session on the target too. Move that file aside (or pass --overwrite to replace it; the old copy is kept as a backup) and run the handoff again.',
+    details: { file },
+  });
+}
+
+export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
+  const { target } = req;
+  const tag = req.tag ?? randomBytes(4).toString('hex');
+  const matcher = req.plan instanceof RewriteMatcher ? req.plan : matcherFor(req.plan);
+  const record: CopyRecord = { targetRoot: req.targetRoot, files: [], createdDirs: [] };
+
+  // Validate every destination before writing anything.
+  const dests = req.entries.map((e) => destinationUnder(req.targetRoot, e.dest));
+  record.createdDirs.push(...(await makeDirs(target, req.targetRoot)));
+  const rootReal = await target.realpath(req.targetRoot);
+
+  for (const [i, e] of req.entries.entries()) {
+    const file = dests[i]!;
+    const dir = path.dirname(file);
+    record.createdDirs.push(...(await makeDirs(target, dir, rootReal)));
+    // A symlinked folder inside the store must not lead the write elsewhere.
+    const dirReal = await target.realpath(dir);
+    if (!isUnder(dirReal, rootReal)) {
+      throw new HandoffError('unsafe_destination', `Refusing to write ${file} on ${target.label}: its folder resolves to ${dirReal}, outside ${rootReal}.`, {
+        fix: `Remove the symlink that leads out of ${req.targetRoot}.`,
+      });
+    }
+    const existing = await target.stat(file);
+    if (existing && existing.type !== 'file') {
+      throw new HandoffError('unsafe_destination', `${file} on ${target.label} exists and is not a regular file (${existing.type}).`, { fix: `Move ${file} out of the way, then run the handoff again.` });
+    }
+    const mode = e.mode & 0o7777;
+    const finish = async (p: string) => {
+      await target.chmod(p, mode);
+      await target.utimes(p, e.mtimeMs, e.mtimeMs);
+    };
+
+    if (existing && existing.size > 0) {
+      const previous = { size: existing.size, mode: existing.mode, mtimeMs: existing.mtimeMs };
+      const ext = await extend(req, matcher, e, file, existing.size, tag);
+      if (ext.kind === 'unchanged') {
+        record.files.push({ path: file, action: 'unchanged', sha256: ext.sha256, size: ext.size, verbatim: e.verbatim, previous, backup: null, replacements: ext.replacements });
+        continue;
+      }
+      if (ext.kind === 'appended') {
+        // Build the extended file beside it from the target's own bytes + the tail, then swap it in.
+        const tmp = path.join(dir, `.${path.basename(file)}.ah-${tag}.tmp`);
+        try {
+          await runOk(target, ['sh', '-c', 'cat -- "$1" "$2" > "$3"', 'sh', file, ext.tail, tmp], `Extending ${file}`);
+          await finish(tmp);
+          await target.rename(tmp, file);
+        } finally {
+          await target.remove(ext.tail);
+          await target.remove(tmp);
+        }
+        record.files.push({ path: file, action: 'appended', sha256: ext.sha256, size: ext.size, verbatim: e.verbatim, previous, backup: null, replacements: ext.replacements });
+        continue;
+      }
+      if (!req.overwrite) throw conflict(file, target, ext.reason);
+      const w = await writeWhole(req, matcher, e, file, tag);
+      const backup = `${file}.ah-backup-${tag}`;
+      await finish(w.tmp);
+      await target.rename(file, backup);
+      await target.rename(w.tmp, file);
+      record.files.push({ path: file, action: 'overwritten', sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup, replacements: w.replacements });
+      continue;
+    }
+
+    const w = await writeWhole(req, matcher, e, file, tag);
+    await finish(w.tmp);
+    await target.rename(w.tmp, file);
+    const previous = existing ? { size: 0, mode: existing.mode, mtimeMs: existing.mtimeMs } : null;
+    record.files.push({ path: file, action: existing ? 'overwritten' : 'created', sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup: null, replacements: w.replacements });
+  }
+  return record;
+}
+
+/** Check every written file on the target against the recorded hash and size (hashed there). */
+export async function verifyCopy(target: Host, record: CopyRecord): Promise<{ ok: boolean; mismatches: string[] }> {
+  const mismatches: string[] = [];
+  for (const f of record.files) {
+    const st = await target.stat(f.path);
+    if (st?.type !== 'file' || st.size !== f.size || (await remotePrefixHash(target, f.path, f.size)) !== f.sha256) mismatches.push(f.path);
+  }
+  return { ok: mismatches.length === 0, mismatches };
+}
+
+/** Put the target back as it was before `copyUnit` (a failed handoff). Safe to call twice. */
+export async function undoCopy(target: Host, record: CopyRecord): Promise<void> {
+  for (const f of [...record.files].reverse()) {
+    if (f.action === 'created') {
+      await target.remove(f.path);
+    } else if (f.action === 'appended' && f.previous) {
+      if ((await target.stat(f.path))?.size === f.previous.size) continue;
+      const tmp = `${f.path}.ah-undo.tmp`;
+      await runOk(target, ['sh', '-c', 'head -c "$1" < "$2" > "$3"', 'sh', String(f.previous.size), f.path, tmp], `Restoring ${f.path}`);
+      await target.chmod(tmp, f.previous.mode);
+      await target.utimes(tmp, f.previous.mtimeMs, f.previous.mtimeMs);
+      await target.rename(tmp, f.path);
+    } else if (f.action === 'overwritten') {
+      if (f.backup && (await target.stat(f.backup))) await target.rename(f.backup, f.path);
+      else if (f.previous?.size === 0) {
+        await target.writeFile(f.path, Buffer.alloc(0), { mode: f.previous.mode });
+        await target.utimes(f.path, f.previous.mtimeMs, f.previous.mtimeMs);
+      }
+    }
+  }
+  // Folders we made, deepest first; `rmdir` leaves any that something else has filled meanwhile.
+  for (const d of [...record.createdDirs].reverse()) await target.run(['rmdir', '--', d]).catch(() => undefined);
+}
+
+/** After a successful handoff: drop the backups `overwrite` kept. */
+export async function discardBackups(target: Host, record: CopyRecord): Promise<void> {
+  for (const f of record.files) if (f.backup) await target.remove(f.backup);
+}

@@ -1,0 +1,239 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { HandoffError } from '../../src/errors.js';
+import { LocalHost } from '../../src/host/local.js';
+import { copyUnit, destinationUnder, discardBackups, remotePrefixHash, undoCopy, verifyCopy, type CopyEntry } from '../../src/transcript/copy.js';
+import { buildRewritePlan, rewriteBuffer } from '../../src/transcript/rewrite.js';
+import { createHash } from 'node:crypto';
+
+const temps: string[] = [];
+afterAll(() => {
+  for (const t of temps) fs.rmSync(t, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-copy-'));
+  temps.push(d);
+  return fs.realpathSync(d);
+}
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const MTIME = Date.UTC(2026, 10, 30, 16, 1, 13);
+
+interface World {
+  src: string;
+  dst: string;
+  source: LocalHost;
+  target: LocalHost;
+}
+
+/** A LocalHost that counts the bytes written through writeStream (what would cross the wire). */
+class CountingHost extends LocalHost {
+  written = 0;
+  override async writeStream(p: string, opts?: { mode?: number }) {
+    const w = await super.writeStream(p, opts);
+    const orig = w.stream.write.bind(w.stream);
+    w.stream.write = ((chunk: Buffer, ...rest: never[]) => {
+      this.written += chunk.length;
+      return orig(chunk, ...rest);
+    }) as typeof w.stream.write;
+    return w;
+  }
+}
+
+function world(): World {
+  const src = tempDir();
+  const dst = tempDir();
+  return { src, dst, source: new LocalHost({ env: { ...process.env, HOME: src } }), target: new LocalHost({ env: { ...process.env, HOME: dst } }) };
+}
+
+function put(file: string, data: string | Buffer, mode = 0o600, mtimeMs = MTIME): CopyEntry {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  fs.writeFileSync(file, data, { mode });
+  fs.chmodSync(file, mode);
+  fs.utimesSync(file, mtimeMs / 1000, mtimeMs / 1000);
+  return { source: file, dest: '', verbatim: false, mode, mtimeMs };
+}
+
+const plan = buildRewritePlan({
+  renames: [{ from: '/src/home/.claude/projects/-src-repo', to: '/dst/home/.claude/projects/-dst-wt' }],
+  repo: { source: ['/src/repo'], target: '/dst/wt' },
+  home: { source: ['/src/home'], target: '/dst/home' },
+});
+const rewritten = (s: string) => rewriteBuffer(plan, Buffer.from(s)).output;
+
+const LINES = ['{"cwd":"/src/repo","n":1}\n', '{"file_path":"/src/repo/a.ts","n":2}\n', '{"p":"/src/home/.claude/projects/-src-repo/s/x","n":3}\n'];
+
+function unitIn(w: World) {
+  const main = put(path.join(w.src, 'projects/-src-repo/s.jsonl'), LINES.join(''));
+  const sub = put(path.join(w.src, 'projects/-src-repo/s/subagents/agent-1.jsonl'), '{"cwd":"/src/repo/sub"}\n');
+  const hist = put(path.join(w.src, 'file-history/s/0ca05dce0b0853a5@v1'), 'old /src/repo content\n', 0o644, MTIME - 5000);
+  return [
+    { ...main, dest: 'projects/-dst-wt/s.jsonl' },
+    { ...sub, dest: 'projects/-dst-wt/s/subagents/agent-1.jsonl' },
+    { ...hist, dest: 'file-history/s/0ca05dce0b0853a5@v1', verbatim: true },
+  ];
+}
+
+const modeOf = (p: string) => fs.statSync(p).mode & 0o777;
+
+describe('copyUnit between two hosts', () => {
+  it('creates every file rewritten (verbatim ones byte for byte) with modes, mtimes and private folders', async () => {
+    const w = world();
+    const entries = unitIn(w);
+    const root = path.join(w.dst, 'store');
+    const rec = await copyUnit({ source: w.source, target: w.target, entries, targetRoot: root, plan });
+    const main = path.join(root, 'projects/-dst-wt/s.jsonl');
+    expect(fs.readFileSync(main, 'utf8')).toBe('{"cwd":"/dst/wt","n":1}\n{"file_path":"/dst/wt/a.ts","n":2}\n{"p":"/dst/home/.claude/projects/-dst-wt/s/x","n":3}\n');
+    expect(fs.readFileSync(path.join(root, 'projects/-dst-wt/s/subagents/agent-1.jsonl'), 'utf8')).toBe('{"cwd":"/dst/wt/sub"}\n');
+    expect(fs.readFileSync(path.join(root, 'file-history/s/0ca05dce0b0853a5@v1'), 'utf8')).toBe('old /src/repo content\n');
+    expect(modeOf(main)).toBe(0o600);
+    expect(modeOf(path.join(root, 'file-history/s/0ca05dce0b0853a5@v1'))).toBe(0o644);
+    for (const d of ['', 'projects', 'projects/-dst-wt', 'projects/-dst-wt/s/subagents', 'file-history/s']) expect(modeOf(path.join(root, d))).toBe(0o700);
+    expect(fs.statSync(main).mtimeMs).toBe(MTIME);
+    expect(fs.statSync(path.join(root, 'file-history/s/0ca05dce0b0853a5@v1')).mtimeMs).toBe(MTIME - 5000);
+    expect(rec.files.map((f) => [path.relative(root, f.path), f.action, f.replacements])).toEqual([
+      ['projects/-dst-wt/s.jsonl', 'created', 3],
+      ['projects/-dst-wt/s/subagents/agent-1.jsonl', 'created', 1],
+      ['file-history/s/0ca05dce0b0853a5@v1', 'created', 0],
+    ]);
+    for (const f of rec.files) expect(f.sha256).toBe(sha(fs.readFileSync(f.path)));
+    expect(rec.createdDirs[0]).toBe(root);
+    expect(await verifyCopy(w.target, rec)).toEqual({ ok: true, mismatches: [] });
+    // no temp files left behind
+    const all = fs.readdirSync(root, { recursive: true }).map(String);
+    expect(all.filter((n) => n.includes('.ah-'))).toEqual([]);
+    // the source is untouched
+    expect(fs.readFileSync(entries[0]!.source, 'utf8')).toBe(LINES.join(''));
+  });
+
+  it('is unchanged on a second run, and appends only the new tail when the session comes back longer', async () => {
+    const w = world();
+    const entries = unitIn(w);
+    const root = path.join(w.dst, 'store');
+    await copyUnit({ source: w.source, target: w.target, entries, targetRoot: root, plan });
+    const again = await copyUnit({ source: w.source, target: w.target, entries, targetRoot: root, plan });
+    expect(again.files.map((f) => f.action)).toEqual(['unchanged', 'unchanged', 'unchanged']);
+    expect(again.createdDirs).toEqual([]);
+
+    const main = path.join(root, 'projects/-dst-wt/s.jsonl');
+    const before = fs.statSync(main);
+    // The session went on at the source (e.g. it was handed back and used there).
+    fs.appendFileSync(entries[0]!.source, '{"cwd":"/src/repo","n":4}\n');
+    fs.utimesSync(entries[0]!.source, (MTIME + 60_000) / 1000, (MTIME + 60_000) / 1000);
+    const counting = new CountingHost({ env: { ...process.env, HOME: w.dst } });
+    const rec = await copyUnit({ source: w.source, target: counting, entries: [{ ...entries[0]!, mtimeMs: MTIME + 60_000 }], targetRoot: root, plan });
+    expect(rec.files[0]).toMatchObject({ action: 'appended', previous: { size: before.size } });
+    expect(counting.written).toBe(Buffer.byteLength('{"cwd":"/dst/wt","n":4}\n'));
+    expect(fs.readFileSync(main)).toEqual(rewritten(LINES.join('') + '{"cwd":"/src/repo","n":4}\n'));
+    expect(fs.statSync(main).mtimeMs).toBe(MTIME + 60_000);
+    expect(await verifyCopy(w.target, rec)).toMatchObject({ ok: true });
+
+    // undo brings back the exact previous bytes and mtime
+    await undoCopy(w.target, rec);
+    expect(fs.readFileSync(main)).toEqual(rewritten(LINES.join('')));
+    expect(fs.statSync(main).mtimeMs).toBe(before.mtimeMs);
+    expect(modeOf(main)).toBe(0o600);
+  });
+
+  it('refuses a target copy with content the source lacks, naming the file, and changes nothing', async () => {
+    const w = world();
+    const entries = unitIn(w);
+    const root = path.join(w.dst, 'store');
+    await copyUnit({ source: w.source, target: w.target, entries, targetRoot: root, plan });
+    const main = path.join(root, 'projects/-dst-wt/s.jsonl');
+    // the target's copy was continued on the target
+    fs.appendFileSync(main, '{"n":"target only"}\n');
+    const snapshot = fs.readFileSync(main);
+    const err = await copyUnit({ source: w.source, target: w.target, entries, targetRoot: root, plan }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HandoffError);
+    expect((err as HandoffError).code).toBe('session_conflict');
+    expect((err as HandoffError).message).toContain(main);
+    expect(fs.readFileSync(main)).toEqual(snapshot);
+
+    // a diverged (same length, different bytes) copy is a conflict too
+    fs.writeFileSync(main, Buffer.from(snapshot.toString().replace('/dst/wt', '/dst/WT')));
+    const err2 = await copyUnit({ source: w.source, target: w.target, entries: [entries[0]!], targetRoot: root, plan }).catch((e: unknown) => e);
+    expect((err2 as HandoffError).code).toBe('session_conflict');
+    expect(fs.readdirSync(path.dirname(main)).filter((n) => n.includes('.ah-'))).toEqual([]);
+
+    // with overwrite: replaced, the old copy kept until discarded, and undo puts it back
+    const diverged = fs.readFileSync(main);
+    const rec = await copyUnit({ source: w.source, target: w.target, entries: [entries[0]!], targetRoot: root, plan, overwrite: true, tag: 't1' });
+    expect(rec.files[0]).toMatchObject({ action: 'overwritten', backup: `${main}.ah-backup-t1` });
+    expect(fs.readFileSync(main)).toEqual(rewritten(LINES.join('')));
+    await undoCopy(w.target, rec);
+    expect(fs.readFileSync(main)).toEqual(diverged);
+    const rec2 = await copyUnit({ source: w.source, target: w.target, entries: [entries[0]!], targetRoot: root, plan, overwrite: true, tag: 't2' });
+    await discardBackups(w.target, rec2);
+    expect(fs.existsSync(`${main}.ah-backup-t2`)).toBe(false);
+  });
+
+  it('undo removes created files and the folders it made, but not folders that were there', async () => {
+    const w = world();
+    const entries = unitIn(w);
+    const root = path.join(w.dst, 'store');
+    fs.mkdirSync(path.join(root, 'projects'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'projects', 'keep.txt'), 'x');
+    const rec = await copyUnit({ source: w.source, target: w.target, entries, targetRoot: root, plan });
+    await undoCopy(w.target, rec);
+    expect(fs.readdirSync(root).sort()).toEqual(['projects']);
+    expect(fs.readdirSync(path.join(root, 'projects'))).toEqual(['keep.txt']);
+  });
+
+  it('keeps omp line 1 at its length through the copy', async () => {
+    const w = world();
+    const line1 = `{"type":"title","title":"/src/repo","pad":"${' '.repeat(30)}"}\n`;
+    const e = put(path.join(w.src, 'sessions/-src-repo/x.jsonl'), line1 + '{"cwd":"/src/repo"}\n');
+    const root = path.join(w.dst, 'agent');
+    await copyUnit({ source: w.source, target: w.target, entries: [{ ...e, dest: 'sessions/-dst/x.jsonl', padFirstLine: true }], targetRoot: root, plan: buildRewritePlan({ repo: { source: ['/src/repo'], target: '/dst/a-longer-worktree' } }) });
+    const out = fs.readFileSync(path.join(root, 'sessions/-dst/x.jsonl'), 'utf8').split('\n');
+    expect(out[0]!.length + 1).toBe(line1.length);
+    expect(out[1]).toBe('{"cwd":"/dst/a-longer-worktree"}');
+  });
+
+  it('hashes a prefix on the target with its own tools', async () => {
+    const w = world();
+    const f = path.join(w.dst, 'odd name $(x) ; "q".bin');
+    fs.writeFileSync(f, Buffer.from([1, 2, 3, 4, 5, 0, 255]));
+    expect(await remotePrefixHash(w.target, f, 4)).toBe(sha(Buffer.from([1, 2, 3, 4])));
+    expect(await remotePrefixHash(w.target, f, 7)).toBe(sha(fs.readFileSync(f)));
+  });
+});
+
+describe('destinations stay under the target config root', () => {
+  it.each(['../x', 'a/../../x', '/etc/passwd', '', 'a//b', './a', 'a/./b', 'a/\0b'])('refuses %j', (rel) => {
+    expect(() => destinationUnder('/root/store', rel)).toThrow(HandoffError);
+  });
+
+  it('accepts odd but safe names', () => {
+    expect(destinationUnder('/r', 'sessions/%2Ftmp%2Fx/a b/..c')).toBe('/r/sessions/%2Ftmp%2Fx/a b/..c');
+  });
+
+  it('refuses to follow a symlinked folder out of the store, before creating anything there', async () => {
+    const w = world();
+    const root = path.join(w.dst, 'store');
+    const outside = path.join(w.dst, 'outside');
+    fs.mkdirSync(path.join(root, 'projects'), { recursive: true });
+    fs.mkdirSync(outside);
+    fs.symlinkSync(outside, path.join(root, 'projects', 'evil'));
+    const e = put(path.join(w.src, 's.jsonl'), '{}\n');
+    const err = await copyUnit({ source: w.source, target: w.target, entries: [{ ...e, dest: 'projects/evil/deep/s.jsonl' }], targetRoot: root, plan }).catch((x: unknown) => x);
+    expect((err as HandoffError).code).toBe('unsafe_destination');
+    expect(fs.readdirSync(outside)).toEqual([]);
+    const err2 = await copyUnit({ source: w.source, target: w.target, entries: [{ ...e, dest: '../s.jsonl' }], targetRoot: root, plan }).catch((x: unknown) => x);
+    expect((err2 as HandoffError).code).toBe('unsafe_destination');
+  });
+
+  it('refuses to replace a symlink or folder at the destination', async () => {
+    const w = world();
+    const root = path.join(w.dst, 'store');
+    fs.mkdirSync(root, { recursive: true });
+    fs.symlinkSync('/etc/hostname', path.join(root, 's.jsonl'));
+    const e = put(path.join(w.src, 's.jsonl'), '{}\n');
+    const err = await copyUnit({ source: w.source, target: w.target, entries: [{ ...e, dest: 's.jsonl' }], targetRoot: root, plan }).catch((x: unknown) => x);
+    expect((err as HandoffError).code).toBe('unsafe_destination');
+  });
+});
