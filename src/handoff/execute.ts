@@ -10,6 +10,8 @@ import { transfer, type TransferResult } from '../git/transfer.js';
 import { git, line } from '../git/git.js';
 import type { Progress } from '../progress.js';
 import { copySessionUnit } from './session-copy.js';
+import { verifyCopy, type CopyRecord } from '../transcript/copy.js';
+import type { Host } from '../host/host.js';
 import type { Journal } from './journal.js';
 import type { Plan } from './plan.js';
 import { quitAgent, type QuitResult } from './quit.js';
@@ -118,7 +120,8 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     const sessionPlacement = adapter.placement(plan.session, { ...plan.targetCtx, cwd: targetCwd });
     const copied = await step('session', `copying the ${plan.kind} session`, async () => {
       const unit = await adapter.unit(source.host, plan.session, sessionPlacement);
-      const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: snap, targetWorktree: placement.worktree, onWritten: (files, dirs) => record({ kind: 'session_files', files, dirs }) });
+      const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: snap, targetWorktree: placement.worktree });
+      record({ kind: 'session_copy', record: out });
       return out;
     });
     const integrationInstalled = await step('integration', 'checking the herdr integration on the target', async () => {
@@ -147,7 +150,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         onWorkspace: (workspace, pane) => record({ kind: 'workspace', workspace, pane }),
       });
     });
-    const verified = await step('verify', 'verifying the target', async () => verify(plan, sides, snap, placement.worktree, started, copied.files));
+    const verified = await step('verify', 'verifying the target', async () => verify(plan, sides, snap, placement.worktree, started, copied));
     const stash = await step('stash', 'stashing the changes at the source', async () => {
       const s = await stashSourceChanges({ host: source.host, snapshot: snap, id: plan.id, targetLabel: target.host.label, keepSourceChanges: opts.keepSourceChanges });
       record({ kind: 'stash', stashed: s.stashed, stash: s.stash });
@@ -176,7 +179,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
 }
 
 /** Before ok: the target has exactly what left the source, and the agent lives there. */
-async function verify(plan: Plan, sides: Sides, snap: Snapshot, worktree: string, started: StartResult, files: { path: string; sha256: string }[]): Promise<string[]> {
+async function verify(plan: Plan, sides: Sides, snap: Snapshot, worktree: string, started: StartResult, session: CopyRecord): Promise<string[]> {
   const { target } = sides;
   const checks: string[] = [];
   const head = line(await git(target.host, worktree, ['rev-parse', 'HEAD']));
@@ -185,15 +188,29 @@ async function verify(plan: Plan, sides: Sides, snap: Snapshot, worktree: string
   const tree = await workingTree(target.host, { repoRoot: worktree, gitDir: line(await git(target.host, worktree, ['rev-parse', '--absolute-git-dir'])) });
   if (tree !== snap.tree) throw new HandoffError('verify_failed', `The files in ${worktree} on ${target.host.label} differ from the snapshot that left the source.`, { fix: 'Nothing was lost at the source; look at the target worktree.' });
   checks.push('target files equal the snapshot');
-  for (const f of files) {
-    const st = await target.host.stat(f.path);
-    if (!st) throw new HandoffError('verify_failed', `Session file ${f.path} is missing on ${target.host.label}.`);
-  }
-  checks.push(`${files.length} session files in place`);
+  const copy = await verifyCopy(target.host, session);
+  if (!copy.ok) throw new HandoffError('verify_failed', `Session files differ on ${target.host.label} from what was written: ${copy.mismatches.join(', ')}.`);
+  // No source path may be left in the rewritten files (verbatim ones hold user content).
+  const leftovers = await sourcePathsLeft(target.host, session, plan.snapshot.repoRoot, worktree);
+  if (leftovers.length > 0) throw new HandoffError('verify_failed', `Session files on ${target.host.label} still name the source repository ${plan.snapshot.repoRoot}: ${leftovers.join(', ')}.`);
+  checks.push(`${session.files.length} session files in place, hashes match, no source path left`);
   const alive = (await target.herdr.agentList()).some((a) => a.pane_id === started.pane);
   if (!alive) throw new HandoffError('start_failed', `The ${plan.kind} agent is no longer running on ${target.host.label}.`);
   checks.push('agent alive in herdr');
   return checks;
+}
+
+/**
+ * Rewritten session files that still contain the source repo root followed by a path boundary
+ * (`/`, `"` or end of line). One `grep` on the target; none when source and target paths are equal.
+ */
+async function sourcePathsLeft(host: Host, session: CopyRecord, sourceRoot: string, targetRoot: string): Promise<string[]> {
+  if (sourceRoot === targetRoot || targetRoot.startsWith(`${sourceRoot}/`)) return [];
+  const files = session.files.filter((f) => !f.verbatim).map((f) => f.path);
+  if (files.length === 0) return [];
+  const patterns = [`${sourceRoot}/`, `${sourceRoot}"`, `${sourceRoot}\\`].join('\n');
+  const r = await host.run(['grep', '-l', '-F', '-e', patterns, '--', ...files]);
+  return r.exitCode === 0 ? r.stdout.split('\n').filter(Boolean) : [];
 }
 
 export function isHerdrCode(err: unknown, code: string): boolean {

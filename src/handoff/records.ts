@@ -3,15 +3,23 @@
 import { z } from 'zod';
 import { PlacementRecordSchema } from '../git/place.js';
 
-export const WrittenFile = z.object({
-  path: z.string(),
-  /** created: remove on undo; appended: truncate back to `previousSize`. */
-  how: z.enum(['created', 'appended', 'replaced']),
-  previousSize: z.number().int().nonnegative().nullable(),
-  sha256: z.string(),
-  size: z.number().int().nonnegative(),
+/** src/transcript/copy.ts `CopyRecord`: what the session copy wrote (undoCopy reverses it). */
+export const CopyRecordSchema = z.object({
+  targetRoot: z.string(),
+  files: z.array(
+    z.object({
+      path: z.string(),
+      action: z.enum(['created', 'appended', 'unchanged', 'overwritten']),
+      sha256: z.string(),
+      size: z.number(),
+      verbatim: z.boolean(),
+      previous: z.object({ size: z.number(), mode: z.number(), mtimeMs: z.number() }).nullable(),
+      backup: z.string().nullable(),
+      replacements: z.number(),
+    }),
+  ),
+  createdDirs: z.array(z.string()),
 });
-export type WrittenFile = z.infer<typeof WrittenFile>;
 
 export const HandoffRecord = z.discriminatedUnion('kind', [
   /** The agent was quit at the source; restart it there with this argv on failure. */
@@ -19,7 +27,7 @@ export const HandoffRecord = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('snapshot'), head: z.string(), wip: z.string().nullable(), fingerprint: z.string(), repo: z.string() }),
   z.object({ kind: z.literal('refs'), targetRepo: z.string(), id: z.string() }),
   z.object({ kind: z.literal('placement'), record: PlacementRecordSchema }),
-  z.object({ kind: z.literal('session_files'), files: z.array(WrittenFile), dirs: z.array(z.string()) }),
+  z.object({ kind: z.literal('session_copy'), record: CopyRecordSchema }),
   z.object({ kind: z.literal('integration'), target: z.string() }),
   z.object({ kind: z.literal('workspace'), workspace: z.string(), pane: z.string() }),
   z.object({ kind: z.literal('agent'), name: z.string(), pane: z.string() }),

@@ -6,7 +6,8 @@ import type { Host } from '../host/host.js';
 import { cleanupRefs } from '../git/transfer.js';
 import { undoPlacement } from '../git/place.js';
 import { pollUntil } from '../sleep.js';
-import type { HandoffRecord, WrittenFile } from './records.js';
+import type { HandoffRecord } from './records.js';
+import { undoCopy } from '../transcript/copy.js';
 import { paneAtShell } from './quit.js';
 import { uniqueAgentName } from './start.js';
 
@@ -28,18 +29,6 @@ export interface RollbackReport {
   undone: string[];
   errors: { what: string; error: string }[];
   restart: RestartOutcome | null;
-}
-
-async function undoFile(host: Host, f: WrittenFile): Promise<void> {
-  if (f.how === 'created') {
-    await host.remove(f.path);
-    return;
-  }
-  if (f.previousSize !== null) {
-    // The target had the first previousSize bytes before: cut what we appended.
-    const r = await host.run(['truncate', '-s', String(f.previousSize), '--', f.path]);
-    if (r.exitCode !== 0) throw new Error(`truncate ${f.path}: ${r.stderr.trim()}`);
-  }
 }
 
 function shellQuote(s: string): string {
@@ -86,11 +75,8 @@ export async function rollback(sides: RollbackSides, records: HandoffRecord[], o
           });
         });
         break;
-      case 'session_files':
-        await attempt(`removed the session files written on ${sides.target.host.label}`, async () => {
-          for (const f of [...rec.files].reverse()) await undoFile(sides.target.host, f);
-          for (const d of [...rec.dirs].reverse()) await sides.target.host.run(['rmdir', '--', d]);
-        });
+      case 'session_copy':
+        await attempt(`removed the session files written on ${sides.target.host.label}`, () => undoCopy(sides.target.host, rec.record));
         break;
       case 'placement':
         await attempt(`undid the placement in ${rec.record.worktree}`, async () => {

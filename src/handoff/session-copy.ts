@@ -3,10 +3,9 @@
 // (git's toplevel, its realpath, herdr's cwd and the process cwd minus the relative part).
 import type { Placement, UnitEntry } from '../../adapters/adapter.js';
 import { buildRewritePlan, type RewritePlan } from '../transcript/rewrite.js';
-import { copyUnit } from '../transcript/copy.js';
+import { copyUnit, type CopyRecord } from '../transcript/copy.js';
 import type { Snapshot } from '../git/snapshot.js';
 import type { Plan } from './plan.js';
-import type { WrittenFile } from './records.js';
 import type { Sides } from './sides.js';
 
 /** `cwd` minus the agent's path below the repo root → that spelling of the repo root. */
@@ -39,20 +38,16 @@ export interface SessionCopyInput {
   placement: Placement;
   snapshot: Snapshot;
   targetWorktree: string;
-  /** Called with what was written as soon as it is known (journal: undo on failure). */
-  onWritten: (files: WrittenFile[], dirs: string[]) => void;
 }
 
-export async function copySessionUnit(input: SessionCopyInput): Promise<{ files: WrittenFile[]; dirs: string[] }> {
+export async function copySessionUnit(input: SessionCopyInput): Promise<CopyRecord> {
   const rewrite = sessionRewritePlan(input.plan, input.snapshot, input.targetWorktree, input.placement);
-  const result = await copyUnit({
+  return copyUnit({
     source: input.sides.source.host,
     target: input.sides.target.host,
-    unit: input.unit,
+    entries: input.unit,
     targetRoot: input.placement.configRoot,
-    rewrite,
+    plan: rewrite,
+    tag: input.plan.id.slice(-8),
   });
-  const files: WrittenFile[] = result.files.map((f) => ({ path: f.path, how: f.how, previousSize: f.previousSize ?? null, sha256: f.sha256, size: f.size }));
-  input.onWritten(files, result.createdDirs);
-  return { files, dirs: result.createdDirs };
 }

@@ -55,7 +55,7 @@ describe.each(KINDS)('send %s laptop → vega', (kind) => {
     makeChanges(p);
 
     const r = await handoff(world, laptop, ['send', name, 'vega', '--no-focus']);
-    expect(r.json, r.stderr).toMatchObject({ ok: true, command: 'send', dry_run: false });
+    expect(r.json, `${JSON.stringify(r.json)}\n${r.stderr}`).toMatchObject({ ok: true, command: "send", dry_run: false });
     expect(r.code).toBe(0);
     const out = r.json as Record<string, unknown> & { target_agent: { name: string; pane: string; workspace: string } };
     workspaces.push({ user: 'vega', id: out.target_agent.workspace });
