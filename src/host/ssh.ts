@@ -11,30 +11,25 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, Readable, type Duplex, type Writable } from 'node:stream';
-// ssh2 is CommonJS: Node's ESM loader cannot see its named exports, so take them off the default.
-import ssh2, { type Client as SshClient, type ClientChannel, type SFTPWrapper, type Stats } from 'ssh2';
-
-const Client = ssh2.Client;
-type Client = SshClient;
+import type { Client, ClientChannel, SFTPWrapper, Stats } from 'ssh2';
 import { HostError } from '../errors.js';
 import type { DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResult, WriteOptions } from './host.js';
-import { fingerprintSha256, keyTypeOfBlob, knownHostsName, pinnedHostKeyAlgorithms, readKnownHostsFiles, verifyHostKey, type HostKeyVerdict } from './known-hosts.js';
 import { makeLoginProbe } from './login-env.js';
 import { loginPathWithExtras } from './login-path.js';
 import { buildHeader, EXEC_COMMAND, StartMarkFilter } from './remote-command.js';
-import { planAuth, type AuthPlan } from './ssh-auth.js';
-import { resolveSshTarget, type ResolvedTarget, type ResolveOptions } from './ssh-target.js';
+import { forwardOut, handshake, resolveChain, tcpConnect, type HandshakeOptions, type Hop } from './ssh-connect.js';
+import { hopLabel, type SshError } from './ssh-errors.js';
+import type { ResolvedTarget, ResolveOptions } from './ssh-target.js';
+
+export { resolveChain } from './ssh-connect.js';
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
 const DEFAULT_COMMAND_TIMEOUT_MS = 120_000;
 const DEFAULT_LOGIN_ENV_TIMEOUT_MS = 5_000;
-const DEFAULT_KEEPALIVE_MS = 15_000;
-const DEFAULT_KEEPALIVE_COUNT = 3;
 /** sshd's default MaxSessions is 10; stay below it (the SFTP channel counts too). */
 const DEFAULT_MAX_CHANNELS = 8;
-const MAX_JUMPS = 8;
 
-export interface SshHostOptions extends ResolveOptions {
+export interface SshHostOptions extends ResolveOptions, HandshakeOptions {
   /** Replace the identity files from the ssh config (tests, programmatic use). */
   identityFiles?: string[];
   /** Replace the known_hosts files from the ssh config (user and global). */
@@ -68,8 +63,6 @@ export interface SshCounters {
   bytesOut: number;
 }
 
-type SshError = Error & { level?: string; code?: string | number };
-
 /** A small FIFO semaphore for channel slots. */
 class Slots {
   private free: number;
@@ -89,173 +82,6 @@ class Slots {
       else this.free++;
     };
   }
-}
-
-function hopLabel(hop: ResolvedTarget): string {
-  return `${hop.user}@${hop.hostName}${hop.port === 22 ? '' : `:${hop.port}`}`;
-}
-
-function keyscanType(keyType: string): string {
-  if (keyType === 'ssh-ed25519') return 'ed25519';
-  if (keyType === 'ssh-rsa') return 'rsa';
-  if (keyType.startsWith('ecdsa-')) return 'ecdsa';
-  return keyType;
-}
-
-function hostKeyError(v: Exclude<HostKeyVerdict, { ok: true }>, hop: ResolvedTarget, name: string, blob: Buffer, userFiles: string[], direct: boolean): HostError {
-  const type = keyTypeOfBlob(blob);
-  const fp = fingerprintSha256(blob);
-  const label = hopLabel(hop);
-  const file = userFiles[0] ?? '~/.ssh/known_hosts';
-  const line = `${name} ${type} ${blob.toString('base64')}`;
-  const details = { host: hop.hostName, port: hop.port, knownHostsName: name, keyType: type, fingerprint: fp };
-  if (v.reason === 'unknown') {
-    // `ssh -G` prints "false" for no/off.
-    const lax = /^(no|off|false|accept-new)$/i.test(hop.strictHostKeyChecking)
-      ? ` Your ssh config relaxes StrictHostKeyChecking (${hop.strictHostKeyChecking}); agent-handoff still never accepts an unknown key.`
-      : '';
-    const add = direct && !hop.hostKeyAlias
-      ? `ssh-keyscan ${hop.port === 22 ? '' : `-p ${hop.port} `}-t ${keyscanType(type)} ${hop.hostName} >> ${file}`
-      : `printf '%s\\n' '${line}' >> ${file}`;
-    return new HostError('host_key_unknown', `${label} is not a known host: its ${type} key (${fp}) is in none of ${userFiles.join(', ') || 'your known_hosts files'}. Refusing an unverified host.${lax}`, {
-      fix: `Check that ${fp} is the machine's key (on it: ssh-keygen -lf /etc/ssh/ssh_host_${keyscanType(type)}_key.pub), then run: ${add}  (or connect once with ssh and answer yes).`,
-      details: { ...details, knownHostsLine: line },
-    });
-  }
-  if (v.reason === 'revoked') {
-    return new HostError('host_key_revoked', `${label} presented a REVOKED host key ${fp} (@revoked at ${v.entry.file}:${v.entry.line}). Refusing to connect.`, {
-      fix: 'Do not connect; ask the machine\'s owner for its new host key.',
-      details: { ...details, revokedAt: `${v.entry.file}:${v.entry.line}` },
-    });
-  }
-  const old = v.entries[0]!;
-  const where = v.entries.map((e) => `${e.file}:${e.line}`).join(', ');
-  return new HostError('host_key_changed', `WARNING: the host key of ${label} HAS CHANGED. known_hosts (${where}) holds ${old.keyType} ${fingerprintSha256(old.key)}, the server presented ${type} ${fp}. Someone could be intercepting the connection, or the machine was reinstalled. Refusing to connect.`, {
-    fix: `Only if you know the key changed legitimately: check ${fp} on the machine, remove the old entry (ssh-keygen -R '${name}' -f ${old.file}) and add the new key.`,
-    details: { ...details, oldEntries: v.entries.map((e) => `${e.file}:${e.line}`) },
-  });
-}
-
-function authError(hop: ResolvedTarget, plan: AuthPlan): HostError {
-  const label = hopLabel(hop);
-  if (plan.encrypted.length > 0) {
-    const keys = plan.encrypted.join(', ');
-    const agentHint = plan.agent ? '' : 'eval "$(ssh-agent -s)" && ';
-    return new HostError('auth_key_encrypted', `${label} did not accept any usable key, and ${keys} needs a passphrase that no ssh-agent holds. agent-handoff never asks for passphrases.`, {
-      fix: `Load the key into your agent: ${agentHint}ssh-add ${plan.encrypted[0]}`,
-      details: { encryptedKeys: plan.encrypted, tried: plan.offered },
-    });
-  }
-  return new HostError('auth_failed', `${label} refused authentication; tried ${plan.offered.length ? plan.offered.join(', ') : 'no keys (no ssh-agent and no identity file found)'}.`, {
-    fix: `Check that \`ssh ${hop.user}@${hop.hostName}${hop.port === 22 ? '' : ` -p ${hop.port}`}\` logs in without a password prompt (key in the remote ~/.ssh/authorized_keys, or loaded with ssh-add).`,
-    details: { tried: plan.offered, unreadableKeys: plan.unreadable },
-  });
-}
-
-function socketError(hop: ResolvedTarget, err: SshError): HostError {
-  const label = `${hop.hostName}:${hop.port}`;
-  if (err.code === 'ECONNREFUSED') return new HostError('connect_failed', `Nothing accepts ssh connections at ${label} (connection refused).`, { fix: 'Check the host name and port, and that sshd runs there.', cause: err });
-  if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') return new HostError('connect_failed', `Cannot resolve the host name ${hop.hostName}.`, { fix: 'Check the name (or its HostName in ~/.ssh/config).', cause: err });
-  return new HostError('connect_failed', `Could not connect to ${label}: ${err.message}`, { cause: err });
-}
-
-/** Resolve a target and the ProxyJump hops before it, first hop first (as OpenSSH chains them). */
-export async function resolveChain(target: string, opts: ResolveOptions, depth = 0): Promise<ResolvedTarget[]> {
-  const last = await resolveSshTarget(target, opts);
-  if (!last.proxyJump) {
-    if (last.proxyCommand) {
-      throw new HostError('ssh_config_unsupported', `${target} uses ProxyCommand, which agent-handoff does not run.`, { fix: 'Use ProxyJump instead (it is supported), or an alias without ProxyCommand.' });
-    }
-    return [last];
-  }
-  if (depth >= MAX_JUMPS) throw new HostError('ssh_config', `ProxyJump chain for ${target} is longer than ${MAX_JUMPS} hops (a loop?).`);
-  const hops = last.proxyJump.split(',').map((h) => h.trim()).filter(Boolean);
-  // Like `ssh -J a,b`: a uses its own config (incl. its ProxyJump), b is reached through a.
-  const chain = await resolveChain(hops[0]!, opts, depth + 1);
-  for (const h of hops.slice(1)) chain.push({ ...(await resolveSshTarget(h, opts)), proxyJump: undefined });
-  chain.push(last);
-  return chain;
-}
-
-interface Hop {
-  client: Client;
-  resolved: ResolvedTarget;
-}
-
-function tcpConnect(hop: ResolvedTarget): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect({ host: hop.hostName, port: hop.port });
-    // Nagle off before the first byte: every SSH round trip would otherwise wait ~40 ms.
-    sock.setNoDelay(true);
-    sock.once('connect', () => {
-      sock.removeAllListeners('error');
-      resolve(sock);
-    });
-    sock.once('error', (err) => {
-      sock.destroy();
-      reject(socketError(hop, err));
-    });
-  });
-}
-
-function forwardOut(client: Client, to: ResolvedTarget, via: ResolvedTarget): Promise<ClientChannel> {
-  return new Promise((resolve, reject) => {
-    client.forwardOut('127.0.0.1', 0, to.hostName, to.port, (err, stream) => {
-      if (err) reject(new HostError('proxy_jump_failed', `The jump host ${hopLabel(via)} could not open a connection to ${to.hostName}:${to.port}: ${err.message}`, { fix: 'Check the target address as the jump host sees it, and that the jump host allows TCP forwarding.', cause: err }));
-      else resolve(stream);
-    });
-  });
-}
-
-function handshake(hop: ResolvedTarget, sock: Duplex, opts: SshHostOptions, direct: boolean, readyTimeoutMs: number): Promise<Client> {
-  const userFiles = opts.knownHostsFiles ?? hop.userKnownHostsFiles;
-  const entries = readKnownHostsFiles(opts.knownHostsFiles ?? [...hop.userKnownHostsFiles, ...hop.globalKnownHostsFiles]);
-  const name = knownHostsName(hop.hostName, hop.port, hop.hostKeyAlias);
-  const pinned = pinnedHostKeyAlgorithms(entries, name);
-  const agent = opts.agent === null ? undefined : (opts.agent ?? (hop.identityAgent === 'none' ? undefined : (hop.identityAgent ?? process.env.SSH_AUTH_SOCK)));
-  const plan = planAuth({ username: hop.user, identityFiles: opts.identityFiles ?? hop.identityFiles, agent, identitiesOnly: hop.identitiesOnly });
-  return new Promise((resolve, reject) => {
-    const client = new Client();
-    let refusal: HostError | undefined;
-    let settled = false;
-    const fail = (err: HostError): void => {
-      if (settled) return;
-      settled = true;
-      client.removeAllListeners('ready');
-      client.end();
-      reject(err);
-    };
-    client.on('ready', () => {
-      if (settled) return;
-      settled = true;
-      resolve(client);
-    });
-    client.on('error', (err: SshError) => {
-      // An unusable agent socket: ssh2 reports it and goes on with the next method.
-      if (err.level === 'agent') return;
-      if (refusal) return fail(refusal);
-      if (err.level === 'client-authentication') return fail(authError(hop, plan));
-      if (err.level === 'client-timeout') return fail(new HostError('connect_timeout', `${hopLabel(hop)} did not complete the ssh handshake in time.`));
-      if (err.level === 'client-socket') return fail(socketError(hop, err));
-      fail(new HostError('connect_failed', `ssh handshake with ${hopLabel(hop)} failed: ${err.message}`, { cause: err }));
-    });
-    client.on('close', () => fail(refusal ?? new HostError('connect_failed', `${hopLabel(hop)} closed the connection during the ssh handshake.`)));
-    client.connect({
-      sock: sock as unknown as Readable,
-      username: hop.user,
-      authHandler: plan.methods,
-      hostVerifier: (key: Buffer) => {
-        const v = verifyHostKey(entries, name, key);
-        if (v.ok) return true;
-        refusal = hostKeyError(v, hop, name, key, userFiles, direct);
-        return false;
-      },
-      ...(pinned ? { algorithms: { serverHostKey: pinned as never } } : {}),
-      readyTimeout: readyTimeoutMs,
-      keepaliveInterval: opts.keepaliveIntervalMs ?? hop.serverAliveIntervalMs ?? DEFAULT_KEEPALIVE_MS,
-      keepaliveCountMax: opts.keepaliveCountMax ?? hop.serverAliveCountMax ?? DEFAULT_KEEPALIVE_COUNT,
-    });
-  });
 }
 
 function fileTypeOfMode(mode: number): FileType {

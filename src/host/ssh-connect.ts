@@ -1,0 +1,127 @@
+// Establishing the ssh session: resolve the ProxyJump chain like OpenSSH, open the TCP socket
+// (TCP_NODELAY), and per hop verify the host key against known_hosts and authenticate without
+// prompts; later hops ride on a forwarded channel (`forwardOut`) of the previous hop.
+import net from 'node:net';
+import type { Duplex, Readable } from 'node:stream';
+// ssh2 is CommonJS: Node's ESM loader sees only some of its named exports, so use the default.
+import ssh2, { type ClientChannel } from 'ssh2';
+import { HostError } from '../errors.js';
+import { knownHostsName, pinnedHostKeyAlgorithms, readKnownHostsFiles, verifyHostKey } from './known-hosts.js';
+import { planAuth } from './ssh-auth.js';
+import { authError, hopLabel, hostKeyError, socketError, type SshError } from './ssh-errors.js';
+import { resolveSshTarget, type ResolvedTarget, type ResolveOptions } from './ssh-target.js';
+
+const { Client } = ssh2;
+type Client = InstanceType<typeof Client>;
+
+const DEFAULT_KEEPALIVE_MS = 15_000;
+const DEFAULT_KEEPALIVE_COUNT = 3;
+const MAX_JUMPS = 8;
+
+/** What a handshake needs from the caller's options. */
+export interface HandshakeOptions {
+  identityFiles?: string[];
+  knownHostsFiles?: string[];
+  agent?: string | null;
+  keepaliveIntervalMs?: number;
+  keepaliveCountMax?: number;
+}
+
+/** Resolve a target and the ProxyJump hops before it, first hop first (as OpenSSH chains them). */
+export async function resolveChain(target: string, opts: ResolveOptions, depth = 0): Promise<ResolvedTarget[]> {
+  const last = await resolveSshTarget(target, opts);
+  if (!last.proxyJump) {
+    if (last.proxyCommand) {
+      throw new HostError('ssh_config_unsupported', `${target} uses ProxyCommand, which agent-handoff does not run.`, { fix: 'Use ProxyJump instead (it is supported), or an alias without ProxyCommand.' });
+    }
+    return [last];
+  }
+  if (depth >= MAX_JUMPS) throw new HostError('ssh_config', `ProxyJump chain for ${target} is longer than ${MAX_JUMPS} hops (a loop?).`);
+  const hops = last.proxyJump.split(',').map((h) => h.trim()).filter(Boolean);
+  // Like `ssh -J a,b`: a uses its own config (incl. its ProxyJump), b is reached through a.
+  const chain = await resolveChain(hops[0]!, opts, depth + 1);
+  for (const h of hops.slice(1)) chain.push({ ...(await resolveSshTarget(h, opts)), proxyJump: undefined });
+  chain.push(last);
+  return chain;
+}
+
+export interface Hop {
+  client: Client;
+  resolved: ResolvedTarget;
+}
+
+export function tcpConnect(hop: ResolvedTarget): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect({ host: hop.hostName, port: hop.port });
+    // Nagle off before the first byte: every SSH round trip would otherwise wait ~40 ms.
+    sock.setNoDelay(true);
+    sock.once('connect', () => {
+      sock.removeAllListeners('error');
+      resolve(sock);
+    });
+    sock.once('error', (err) => {
+      sock.destroy();
+      reject(socketError(hop, err));
+    });
+  });
+}
+
+export function forwardOut(client: Client, to: ResolvedTarget, via: ResolvedTarget): Promise<ClientChannel> {
+  return new Promise((resolve, reject) => {
+    client.forwardOut('127.0.0.1', 0, to.hostName, to.port, (err, stream) => {
+      if (err) reject(new HostError('proxy_jump_failed', `The jump host ${hopLabel(via)} could not open a connection to ${to.hostName}:${to.port}: ${err.message}`, { fix: 'Check the target address as the jump host sees it, and that the jump host allows TCP forwarding.', cause: err }));
+      else resolve(stream);
+    });
+  });
+}
+
+export function handshake(hop: ResolvedTarget, sock: Duplex, opts: HandshakeOptions, direct: boolean, readyTimeoutMs: number): Promise<Client> {
+  const userFiles = opts.knownHostsFiles ?? hop.userKnownHostsFiles;
+  const entries = readKnownHostsFiles(opts.knownHostsFiles ?? [...hop.userKnownHostsFiles, ...hop.globalKnownHostsFiles]);
+  const name = knownHostsName(hop.hostName, hop.port, hop.hostKeyAlias);
+  const pinned = pinnedHostKeyAlgorithms(entries, name);
+  const agent = opts.agent === null ? undefined : (opts.agent ?? (hop.identityAgent === 'none' ? undefined : (hop.identityAgent ?? process.env.SSH_AUTH_SOCK)));
+  const plan = planAuth({ username: hop.user, identityFiles: opts.identityFiles ?? hop.identityFiles, agent, identitiesOnly: hop.identitiesOnly });
+  return new Promise((resolve, reject) => {
+    const client = new Client();
+    let refusal: HostError | undefined;
+    let settled = false;
+    const fail = (err: HostError): void => {
+      if (settled) return;
+      settled = true;
+      client.removeAllListeners('ready');
+      client.end();
+      reject(err);
+    };
+    client.on('ready', () => {
+      if (settled) return;
+      settled = true;
+      resolve(client);
+    });
+    client.on('error', (err: SshError) => {
+      // An unusable agent socket: ssh2 reports it and goes on with the next method.
+      if (err.level === 'agent') return;
+      if (refusal) return fail(refusal);
+      if (err.level === 'client-authentication') return fail(authError(hop, plan));
+      if (err.level === 'client-timeout') return fail(new HostError('connect_timeout', `${hopLabel(hop)} did not complete the ssh handshake in time.`));
+      if (err.level === 'client-socket') return fail(socketError(hop, err));
+      fail(new HostError('connect_failed', `ssh handshake with ${hopLabel(hop)} failed: ${err.message}`, { cause: err }));
+    });
+    client.on('close', () => fail(refusal ?? new HostError('connect_failed', `${hopLabel(hop)} closed the connection during the ssh handshake.`)));
+    client.connect({
+      sock: sock as unknown as Readable,
+      username: hop.user,
+      authHandler: plan.methods,
+      hostVerifier: (key: Buffer) => {
+        const v = verifyHostKey(entries, name, key);
+        if (v.ok) return true;
+        refusal = hostKeyError(v, hop, name, key, userFiles, direct);
+        return false;
+      },
+      ...(pinned ? { algorithms: { serverHostKey: pinned as never } } : {}),
+      readyTimeout: readyTimeoutMs,
+      keepaliveInterval: opts.keepaliveIntervalMs ?? hop.serverAliveIntervalMs ?? DEFAULT_KEEPALIVE_MS,
+      keepaliveCountMax: opts.keepaliveCountMax ?? hop.serverAliveCountMax ?? DEFAULT_KEEPALIVE_COUNT,
+    });
+  });
+}
