@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   fingerprintSha256,
   hostFieldMatches,
@@ -15,8 +15,18 @@ import {
   verifyHostKey,
 } from '../../src/host/known-hosts.js';
 
-function newKey(type = 'ed25519'): { line: string; b64: string; blob: Buffer; file: string } {
+const tmpDirs: string[] = [];
+function tmpDir(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-kh-'));
+  tmpDirs.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const d of tmpDirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function newKey(type = 'ed25519'): { line: string; b64: string; blob: Buffer; file: string } {
+  const dir = tmpDir();
   const file = path.join(dir, 'k');
   execFileSync('ssh-keygen', ['-q', '-t', type, '-N', '', '-f', file]);
   const line = fs.readFileSync(`${file}.pub`, 'utf8').trim();
@@ -46,8 +56,7 @@ describe('known_hosts', () => {
   });
 
   it('matches hashed entries written by ssh-keygen -H, for both name forms', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-kh-'));
-    const file = path.join(dir, 'known_hosts');
+    const file = path.join(tmpDir(), 'known_hosts');
     fs.writeFileSync(file, `vega.example ssh-ed25519 ${a.b64}\n[127.0.0.1]:2222 ssh-ed25519 ${b.b64}\n`);
     execFileSync('ssh-keygen', ['-q', '-H', '-f', file], { stdio: 'ignore' });
     const entries = parseKnownHosts(fs.readFileSync(file, 'utf8'), file);

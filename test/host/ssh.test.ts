@@ -36,8 +36,11 @@ function hostKeyB64(): string {
 }
 
 describe('command encoding through every login shell', () => {
-  const canaryDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-canary-'));
-  fs.chmodSync(canaryDir, 0o777);
+  let canaryDir = '';
+  beforeAll(() => {
+    canaryDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-canary-'));
+    fs.chmodSync(canaryDir, 0o777); // every world user may write (and so touch) here
+  });
   afterAll(() => fs.rmSync(canaryDir, { recursive: true, force: true }));
 
   for (const [user, shell] of [
