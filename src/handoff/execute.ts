@@ -10,7 +10,7 @@ import { transfer, type TransferResult } from '../git/transfer.js';
 import { git, line } from '../git/git.js';
 import type { Progress } from '../progress.js';
 import { copySessionUnit } from './session-copy.js';
-import { verifyCopy, type CopyRecord } from '../transcript/copy.js';
+import { remotePrefixHash, type CopyRecord } from '../transcript/copy.js';
 import type { Host } from '../host/host.js';
 import type { Journal } from './journal.js';
 import type { Plan } from './plan.js';
@@ -188,8 +188,8 @@ async function verify(plan: Plan, sides: Sides, snap: Snapshot, worktree: string
   const tree = await workingTree(target.host, { repoRoot: worktree, gitDir: line(await git(target.host, worktree, ['rev-parse', '--absolute-git-dir'])) });
   if (tree !== snap.tree) throw new HandoffError('verify_failed', `The files in ${worktree} on ${target.host.label} differ from the snapshot that left the source.`, { fix: 'Nothing was lost at the source; look at the target worktree.' });
   checks.push('target files equal the snapshot');
-  const copy = await verifyCopy(target.host, session);
-  if (!copy.ok) throw new HandoffError('verify_failed', `Session files differ on ${target.host.label} from what was written: ${copy.mismatches.join(', ')}.`);
+  const copy = await sessionInPlace(target.host, session);
+  if (copy.length > 0) throw new HandoffError('verify_failed', `Session files on ${target.host.label} do not start with what was written: ${copy.join(', ')}.`);
   // No source path may be left in the rewritten files (verbatim ones hold user content).
   const leftovers = await sourcePathsLeft(target.host, session, plan.snapshot.repoRoot, worktree);
   if (leftovers.length > 0) throw new HandoffError('verify_failed', `Session files on ${target.host.label} still name the source repository ${plan.snapshot.repoRoot}: ${leftovers.join(', ')}.`);
@@ -198,6 +198,19 @@ async function verify(plan: Plan, sides: Sides, snap: Snapshot, worktree: string
   if (!alive) throw new HandoffError('start_failed', `The ${plan.kind} agent is no longer running on ${target.host.label}.`);
   checks.push('agent alive in herdr');
   return checks;
+}
+
+/**
+ * Files whose first `size` bytes are not what we wrote. The resumed agent appends to its session
+ * at once (claude writes mode records on start), so the written bytes must be a prefix, not all.
+ */
+async function sessionInPlace(host: Host, session: CopyRecord): Promise<string[]> {
+  const bad: string[] = [];
+  for (const f of session.files) {
+    const st = await host.stat(f.path);
+    if (st?.type !== 'file' || st.size < f.size || (await remotePrefixHash(host, f.path, f.size)) !== f.sha256) bad.push(f.path);
+  }
+  return bad;
 }
 
 /**

@@ -39,14 +39,17 @@ describe.each(KINDS)('send %s laptop → vega', (kind) => {
     writeAs(laptop, path.join(p.laptop, 'src', 'feature.ts'), 'export const feature = true;\n');
     gitAs(laptop, p.laptop, ['add', '-A']);
     gitAs(laptop, p.laptop, ['commit', '-q', '-m', 'feature work']);
-    const name = `s-${kind}`;
+    const name = `s-${kind}-${Math.random().toString(36).slice(2, 6)}`;
     // Claude and codex ask for folder trust in a repository they do not know yet; trust it at the
     // source as the user did, so the handoff finds an agent at its prompt.
-    const agent = await startFakeAgent(world, laptop, kind, p.laptop, { name, args: ['first prompt'] });
+    const agent = await startFakeAgent(world, laptop, kind, p.laptop, { name, args: ['first prompt'], waitSession: false });
     workspaces.push({ user: 'laptop', id: agent.workspace });
-    const trust = await screen(world, laptop, agent.pane);
-    if (/Trust this folder|Quick safety check/.test(trust)) await herdrOk(world, laptop, ['pane', 'send-keys', agent.pane, 'enter']);
-    await waitFor('the first reply', async () => /Fake reply: first prompt/.test(await screen(world, laptop, agent.pane)), 20_000);
+    // (The folder may be trusted already from an earlier run: then no screen shows.)
+    await waitFor('the first reply', async () => {
+      const text = await screen(world, laptop, agent.pane);
+      if (/Trust this folder|Quick safety check/.test(text)) await herdrOk(world, laptop, ['pane', 'send-keys', agent.pane, 'enter']);
+      return /Fake reply: first prompt/.test(text);
+    }, 20_000);
     await waitFor(`${name} idle`, async () => {
       const r = await herdr(world, laptop, ['agent', 'get', name]);
       const a = (r.json?.result as { agent?: { agent_status?: string; agent_session?: unknown } } | undefined)?.agent;

@@ -92,6 +92,16 @@ export async function startFakeAgent(
   if (opts.integration !== false) await herdrOk(world, user, ['integration', 'install', kind === 'claude' ? 'claude' : kind]);
   const ws = (await herdrOk(world, user, ['workspace', 'create', '--cwd', cwd, '--label', opts.name, '--no-focus'])) as { result: { workspace: { workspace_id: string }; root_pane: { pane_id: string } } };
   const pane = ws.result.root_pane.pane_id;
+  try {
+    await startIn(world, user, kind, pane, opts);
+  } catch (err) {
+    await herdr(world, user, ['workspace', 'close', ws.result.workspace.workspace_id]).catch(() => undefined);
+    throw err;
+  }
+  return { workspace: ws.result.workspace.workspace_id, pane, name: opts.name };
+}
+
+async function startIn(world: World, user: WorldUser, kind: string, pane: string, opts: { name: string; integration?: boolean; args?: string[]; waitSession?: boolean }): Promise<void> {
   // The fresh shell may not own its terminal yet: retry like the product does.
   await waitFor(`agent ${opts.name} to start`, async () => {
     const r = await herdr(world, user, ['agent', 'start', opts.name, '--kind', kind, '--pane', pane, '--', ...(opts.args ?? [])]);
@@ -106,7 +116,6 @@ export async function startFakeAgent(
       return agent?.agent_session ? true : undefined;
     });
   }
-  return { workspace: ws.result.workspace.workspace_id, pane, name: opts.name };
 }
 
 /** Screen text of a pane. */
