@@ -31,35 +31,48 @@ function sendOptions(y: Argv) {
     .option('timeout', { type: 'number', describe: 'Seconds any single step may take (default 120)' });
 }
 
+/** The command line as yargs knows it; a fresh parser per call (completion reads its usage). */
+export function parserFor(argv: string[]) {
+  return yargs(argv)
+    .scriptName('agent-handoff')
+    .parserConfiguration({ 'populate--': true })
+    .version(false)
+    .help(false)
+    .strict()
+    .option('version', { alias: 'V', type: 'boolean', describe: 'Print the version' })
+    .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' })
+    .option('help', { alias: 'h', type: 'boolean', describe: 'Show usage (as JSON: {usage})' })
+    .command('list', 'List the herdr agents on this machine (or --from HOST)', (y) => y.option('from', { type: 'string' }))
+    .command('doctor [target]', 'Check this machine and the target for a handoff', (y) =>
+      y.positional('target', { type: 'string' }).option('from', { type: 'string' }).option('timeout', { type: 'number' }),
+    )
+    .command('send <agent> [target]', 'Move an agent to another machine', sendOptions)
+    .command('recover [id]', 'Finish or roll back unfinished handoffs', (y) =>
+      y.positional('id', { type: 'string' }).option('rollback', { type: 'boolean', describe: 'Always roll back and restart the agent at the source' }).option('timeout', { type: 'number' }),
+    )
+    .command('history', 'List the handoffs run from this machine')
+    .command('show <id>', 'Show one handoff with its events', (y) => y.positional('id', { type: 'string' }))
+    .command('schema', 'Print the JSON Schema of every result')
+    .command('completion', 'Print a bash or zsh completion script (not JSON): source <(agent-handoff completion)', (y) =>
+      y.option('shell', { type: 'string', choices: ['bash', 'zsh'], describe: 'The shell to write it for (default: from $SHELL)' }),
+    )
+    .command('__run-deferred <job>', false, (y) => y.positional('job', { type: 'string' }))
+    .fail((msg, err) => {
+      throw err ?? new UsageError(msg, 'Run `agent-handoff --help` for usage.');
+    });
+}
+
 export async function main(argv: string[]): Promise<void> {
+  if (argv[0] === '__complete') {
+    // Shell completion: candidates one per line, never JSON, never an error.
+    await (await import('./completion.js')).printCompletions(argv.slice(1), parserFor, process.env, process.stdout);
+    return;
+  }
   let command = 'unknown';
   let exitCode = 0;
   const ctx: CommandContext = { env: process.env, stderr: process.stderr, quiet: false };
   try {
-    const parser = yargs(argv)
-      .scriptName('agent-handoff')
-      .parserConfiguration({ 'populate--': true })
-      .version(false)
-      .help(false)
-      .strict()
-      .option('version', { alias: 'V', type: 'boolean', describe: 'Print the version' })
-      .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' })
-      .option('help', { alias: 'h', type: 'boolean', describe: 'Show usage (as JSON: {usage})' })
-      .command('list', 'List the herdr agents on this machine (or --from HOST)', (y) => y.option('from', { type: 'string' }))
-      .command('doctor [target]', 'Check this machine and the target for a handoff', (y) =>
-        y.positional('target', { type: 'string' }).option('from', { type: 'string' }).option('timeout', { type: 'number' }),
-      )
-      .command('send <agent> [target]', 'Move an agent to another machine', sendOptions)
-      .command('recover [id]', 'Finish or roll back unfinished handoffs', (y) =>
-        y.positional('id', { type: 'string' }).option('rollback', { type: 'boolean', describe: 'Always roll back and restart the agent at the source' }).option('timeout', { type: 'number' }),
-      )
-      .command('history', 'List the handoffs run from this machine')
-      .command('show <id>', 'Show one handoff with its events', (y) => y.positional('id', { type: 'string' }))
-      .command('schema', 'Print the JSON Schema of every result')
-      .command('__run-deferred <job>', false, (y) => y.positional('job', { type: 'string' }))
-      .fail((msg, err) => {
-        throw err ?? new UsageError(msg, 'Run `agent-handoff --help` for usage.');
-      });
+    const parser = parserFor(argv);
     const args = await parser.parse();
     ctx.quiet = args.quiet === true;
     const word = String(args._[0] ?? '');
@@ -75,6 +88,12 @@ export async function main(argv: string[]): Promise<void> {
     }
     if (!word) throw new UsageError('No command given.', 'Run `agent-handoff list`, `agent-handoff doctor` or `agent-handoff send <agent> <target>`.');
     command = word;
+    if (word === 'completion') {
+      // A shell script on stdout (the one command that does not print JSON on success).
+      const { completionScript, shellFor } = await import('./completion.js');
+      process.stdout.write(completionScript(shellFor(args.shell, process.env)));
+      return;
+    }
     if (word === 'schema') {
       // Commands register their result schemas when loaded.
       await import('./commands/send.js').catch(() => undefined);
