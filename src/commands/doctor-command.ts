@@ -20,7 +20,7 @@ async function sshFacts(spec: string, host: Host, connectMs: number): Promise<Si
     host: t.hostName,
     user: t.user,
     port: t.port,
-    auth: (host as SshHost & { authMethod?: string }).authMethod ?? null,
+    auth: host.authMethod,
     host_key: 'verified',
     proxy_jump: t.proxyJump ?? null,
     connect_ms: connectMs,

@@ -4,7 +4,7 @@
 import net from 'node:net';
 import type { Duplex, Readable } from 'node:stream';
 // ssh2 is CommonJS: Node's ESM loader sees only some of its named exports, so use the default.
-import ssh2, { type ClientChannel } from 'ssh2';
+import ssh2, { type AnyAuthMethod, type ClientChannel } from 'ssh2';
 import { HostError } from '../errors.js';
 import { knownHostsName, pinnedHostKeyAlgorithms, readKnownHostsFiles, verifyHostKey } from './known-hosts.js';
 import { planAuth } from './ssh-auth.js';
@@ -75,6 +75,13 @@ export function forwardOut(client: Client, to: ResolvedTarget, via: ResolvedTarg
   });
 }
 
+/** Which auth method got each connection in ('ssh-agent' or the identity file), for doctor. */
+const authUsed = new WeakMap<Client, string>();
+
+export function authMethodOf(client: Client): string | undefined {
+  return authUsed.get(client);
+}
+
 export function handshake(hop: ResolvedTarget, sock: Duplex, opts: HandshakeOptions, direct: boolean, readyTimeoutMs: number): Promise<Client> {
   const userFiles = opts.knownHostsFiles ?? hop.userKnownHostsFiles;
   const entries = readKnownHostsFiles(opts.knownHostsFiles ?? [...hop.userKnownHostsFiles, ...hop.globalKnownHostsFiles]);
@@ -82,6 +89,8 @@ export function handshake(hop: ResolvedTarget, sock: Duplex, opts: HandshakeOpti
   const pinned = pinnedHostKeyAlgorithms(entries, name);
   const agent = opts.agent === null ? undefined : (opts.agent ?? (hop.identityAgent === 'none' ? undefined : (hop.identityAgent ?? process.env.SSH_AUTH_SOCK)));
   const plan = planAuth({ username: hop.user, identityFiles: opts.identityFiles ?? hop.identityFiles, agent, identitiesOnly: hop.identitiesOnly });
+  const pending = [...plan.methods];
+  let lastTried: string | undefined;
   return new Promise((resolve, reject) => {
     const client = new Client();
     let refusal: HostError | undefined;
@@ -96,6 +105,7 @@ export function handshake(hop: ResolvedTarget, sock: Duplex, opts: HandshakeOpti
     client.on('ready', () => {
       if (settled) return;
       settled = true;
+      if (lastTried) authUsed.set(client, lastTried);
       resolve(client);
     });
     client.on('error', (err: SshError) => {
@@ -111,7 +121,13 @@ export function handshake(hop: ResolvedTarget, sock: Duplex, opts: HandshakeOpti
     client.connect({
       sock: sock as unknown as Readable,
       username: hop.user,
-      authHandler: plan.methods,
+      // Hand the methods out one by one, so the one that succeeded is known.
+      authHandler: (_methodsLeft, _partial, next) => {
+        const method = pending.shift();
+        lastTried = method ? (method.type === 'agent' ? 'ssh-agent' : `publickey ${plan.offered[plan.methods.indexOf(method)] ?? ''}`.trim()) : undefined;
+        // ssh2 ends authentication when handed `false` (its types omit it).
+        next(method ?? (false as unknown as AnyAuthMethod));
+      },
       hostVerifier: (key: Buffer) => {
         const v = verifyHostKey(entries, name, key);
         if (v.ok) return true;

@@ -17,7 +17,7 @@ import type { DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResul
 import { makeLoginProbe } from './login-env.js';
 import { loginPathWithExtras } from './login-path.js';
 import { buildHeader, EXEC_COMMAND, StartMarkFilter } from './remote-command.js';
-import { forwardOut, handshake, resolveChain, tcpConnect, type HandshakeOptions, type Hop } from './ssh-connect.js';
+import { authMethodOf, forwardOut, handshake, resolveChain, tcpConnect, type HandshakeOptions, type Hop } from './ssh-connect.js';
 import { hopLabel, type SshError } from './ssh-errors.js';
 import type { ResolvedTarget, ResolveOptions } from './ssh-target.js';
 
@@ -145,6 +145,12 @@ export class SshHost implements Host {
   readonly warnings: string[] = [];
   /** Wall time of TCP connect + handshakes + auth. */
   readonly connectMs: number;
+
+  /** How the target accepted us: 'ssh-agent' or 'publickey <identity file>'. */
+  get authMethod(): string | null {
+    const last = this.hops[this.hops.length - 1];
+    return last ? (authMethodOf(last.client) ?? null) : null;
+  }
 
   private readonly hops: Hop[];
   private readonly socket: net.Socket;

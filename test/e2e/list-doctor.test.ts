@@ -80,7 +80,7 @@ describe('doctor', () => {
     expect(counted.proxy.connections).toBe(1);
     expect(r.json).toMatchObject({ ok: true, command: 'doctor' });
     const target = r.json.target as Record<string, unknown>;
-    expect(target.ssh).toMatchObject({ host: '127.0.0.1', user: 'vega', handshakes: 1, host_key: 'verified' });
+    expect(target.ssh).toMatchObject({ host: '127.0.0.1', user: 'vega', handshakes: 1, host_key: 'verified', auth: `publickey ${world.users.laptop!.key}` });
     expect((target.ssh as { connect_ms: number }).connect_ms).toBeGreaterThan(0);
     expect(target.herdr).toMatchObject({ installed: true, version: '0.8.0', server: 'running' });
     expect((target.config_roots as Record<string, string>).claude).toBe('/home/vega/.claude');
