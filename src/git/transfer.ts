@@ -11,21 +11,18 @@
 //   4. target: `git update-ref --stdin` creates both refs in one transaction.
 // A tip the source has is, with all its history, on both sides (git's connectivity invariant),
 // so `^tip` excludes exactly what the target already stores.
-import { randomBytes } from 'node:crypto';
 import { PassThrough, Transform } from 'node:stream';
 import { HandoffError } from '../errors.js';
+import { HANDOFF_ID_RE } from '../handoff-id.js';
 import type { Host } from '../host/host.js';
 import { git, gitFailed, splitNul } from './git.js';
 
 export const HANDOFF_REF_PREFIX = 'refs/handoff';
 
-/** A handoff id: time (base36) + 12 hex chars of randomness; safe in ref names and paths. */
-export function newHandoffId(now = Date.now()): string {
-  return `${now.toString(36)}-${randomBytes(6).toString('hex')}`;
-}
+export { newHandoffId } from '../handoff-id.js';
 
 export function handoffRefs(id: string): { head: string; wip: string } {
-  if (!/^[0-9a-z][0-9a-z-]{7,63}$/.test(id)) throw new HandoffError('bad_handoff_id', `Not a handoff id: ${JSON.stringify(id)}`);
+  if (!HANDOFF_ID_RE.test(id)) throw new HandoffError('bad_handoff_id', `Not a handoff id: ${JSON.stringify(id)}`);
   return { head: `${HANDOFF_REF_PREFIX}/${id}/head`, wip: `${HANDOFF_REF_PREFIX}/${id}/wip` };
 }
 
