@@ -90,5 +90,5 @@ describe.each(KINDS)('send %s laptop → vega', (kind) => {
     const sessionFile = (out.plan as { will_create: { session_file: string } }).will_create.session_file;
     expect(fs.readFileSync(sessionFile, 'utf8')).toContain('after the move');
     expect(fs.readFileSync(sessionFile, 'utf8')).not.toContain(p.laptop);
-  });
+  }, 150_000);
 });
