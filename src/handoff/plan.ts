@@ -101,13 +101,19 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
   const { opts, sides, id } = input;
   const { source, target } = sides;
   const warnings: string[] = [];
-  const [sourceHerdr, targetHerdr] = await Promise.all([source.herdr.probe(), sides.sameHost ? null : target.herdr.probe()]);
+  // The agent list is asked for alongside the probes; the probes explain a failure better.
+  const [sourceHerdr, targetHerdr, agents] = await Promise.all([
+    source.herdr.probe(),
+    sides.sameHost ? null : target.herdr.probe(),
+    source.herdr.agentList().catch((err: unknown) => err as Error),
+  ]);
   requireHerdr(sourceHerdr, source);
   const targetProbe = targetHerdr ?? sourceHerdr;
   requireHerdr(targetProbe, target);
   for (const p of [sourceHerdr, targetProbe]) if (p.version?.warning) warnings.push(p.version.warning);
+  if (agents instanceof Error) throw agents;
 
-  const agent = findAgent(await source.herdr.agentList(), opts.agent, source.host.label);
+  const agent = findAgent(agents, opts.agent, source.host.label);
   const kind = agent.agent;
   if (!kind || !(SUPPORTED_KINDS as readonly string[]).includes(kind)) throw unsupported(kind);
   const adapter = adapterFor(kind as SupportedKind);
@@ -120,23 +126,27 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
     });
   }
 
-  const info = await source.herdr.processInfo(agent.pane_id);
+  // Everything below depends only on the agent: ask both machines at once.
+  const [info, sourceCtx, targetCtx, integrations, sourceIntegrations, targetAgentCli] = await Promise.all([
+    source.herdr.processInfo(agent.pane_id),
+    sideCtx(source.host),
+    sideCtx(target.host),
+    target.herdr.integrationStatus().catch(() => [] as IntegrationState[]),
+    sides.sameHost ? Promise.resolve(null) : source.herdr.integrationStatus().catch(() => [] as IntegrationState[]),
+    target.host.which(adapter.herdrKind),
+  ]);
   const proc = info.foreground_processes[0];
   if (!proc) throw new HandoffError('agent_not_found', `No program runs in pane ${agent.pane_id} on ${source.host.label}.`, { fix: 'Run `agent-handoff list` again.' });
   const rawCwd = agent.foreground_cwd ?? proc.cwd ?? agent.cwd;
   if (!rawCwd) throw new HandoffError('agent_cwd_unknown', `herdr does not know the working directory of ${agent.name ?? agent.pane_id}.`, { fix: 'Retry in a moment.' });
-  const [cwd, sourceCtx, targetCtx, startedAtMs, integrations] = await Promise.all([
-    source.host.realpath(rawCwd),
-    sideCtx(source.host),
-    sideCtx(target.host),
-    agentStartedAt(source.host, proc.pid),
-    target.herdr.integrationStatus().catch(() => [] as IntegrationState[]),
-  ]);
   const targetIntegration = integrations.find((s) => s.target === adapter.integration) ?? null;
-  const sourceIntegration = sides.sameHost ? targetIntegration : ((await source.herdr.integrationStatus().catch(() => [])).find((s) => s.target === adapter.integration) ?? null);
+  const sourceIntegration = sourceIntegrations === null ? targetIntegration : (sourceIntegrations.find((s) => s.target === adapter.integration) ?? null);
+  const [cwd, startedAtMs] = await Promise.all([source.host.realpath(rawCwd), agentStartedAt(source.host, proc.pid)]);
 
-  const { ref: session, via: sessionVia } = await findSession(source, adapter, agent, opts, sourceCtx, cwd, startedAtMs, sourceIntegration);
-  const snap = await snapshot(source.host, cwd);
+  const [{ ref: session, via: sessionVia }, snap] = await Promise.all([
+    findSession(source, adapter, agent, opts, sourceCtx, cwd, startedAtMs, sourceIntegration),
+    snapshot(source.host, cwd),
+  ]);
   const remotes = await repoRemotes(source.host, snap.repoRoot);
 
   // The target checkout: the same repository found by its remote, or (--here) another worktree.
@@ -155,7 +165,6 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
   const targetCwd = snap.relativeCwd ? `${placement.worktree}/${snap.relativeCwd}` : placement.worktree;
   const sessionPlacement = adapter.placement(session, { ...targetCtx, cwd: targetCwd });
   const unit = await adapter.unit(source.host, session, sessionPlacement);
-  const targetAgentCli = await target.host.which(adapter.herdrKind);
   if (!targetAgentCli) warnings.push(`The ${kind} CLI is not on the login PATH of ${target.host.label}; the agent will not start there.`);
   await checkDisk(target, sessionPlacement.configRoot, unit);
 
