@@ -1,0 +1,59 @@
+// The world's smoke test: laptop, over ssh2 with host-key verification, runs `herdr agent list`
+// on vega and sees a fake claude that was started in a vega pane with the herdr integration
+// installed — including the session it reported.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SshHost } from '../../src/host/ssh.js';
+import { useWorld } from '../helpers/world.js';
+import { herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, type StartedAgent } from '../helpers/e2e.js';
+import type { World } from '../world/machines.js';
+
+let world: World;
+let agent: StartedAgent | undefined;
+
+beforeAll(async () => {
+  world = await useWorld();
+});
+
+afterAll(async () => {
+  if (agent) await herdr(world, world.users.vega!, ['workspace', 'close', agent.workspace]);
+});
+
+describe('world smoke', () => {
+  it('laptop sees, over ssh2, a fake claude in a vega pane with its session', async () => {
+    const vega = world.users.vega!;
+    const laptop = world.users.laptop!;
+    const p = makeProject(world, 'smoke');
+    const name = `smoke-${Math.random().toString(36).slice(2, 6)}`;
+    agent = await startFakeAgent(world, vega, 'claude', p.vega, { name, waitSession: false });
+    // A folder claude has not seen asks for trust first; the session starts after it.
+    await waitFor('claude at its prompt', async () => {
+      const text = await screen(world, vega, agent!.pane);
+      if (/Quick safety check/.test(text)) await herdrOk(world, vega, ['pane', 'send-keys', agent!.pane, 'enter']);
+      return /❯/.test(text) && !/Quick safety check/.test(text);
+    });
+
+    // laptop's key and known_hosts (the host key is verified), no ssh config, no agent.
+    const host = await SshHost.connect(`ssh://vega@${world.sshd.host}:${world.sshd.port}`, {
+      configFile: '/dev/null',
+      identityFiles: [laptop.key],
+      knownHostsFiles: [laptop.knownHosts],
+      agent: null,
+      home: laptop.home,
+      localUser: 'laptop',
+    });
+    try {
+      const listed = await waitFor('the session in herdr on vega', async () => {
+        const r = await host.run(['herdr', 'agent', 'list']);
+        expect(r.exitCode, r.stderr).toBe(0);
+        const agents = (JSON.parse(r.stdout) as { result: { agents: { name?: string; agent?: string; agent_session?: { kind: string; value: string; source: string } }[] } }).result.agents;
+        const a = agents.find((x) => x.name === name);
+        return a?.agent_session ? a : undefined;
+      });
+      expect(listed).toMatchObject({ agent: 'claude', agent_session: { kind: 'id', source: 'herdr:claude' } });
+      expect(listed.agent_session!.value).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(host.counters.handshakes).toBe(1);
+    } finally {
+      await host.close();
+    }
+  });
+});
