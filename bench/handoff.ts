@@ -1,0 +1,190 @@
+// `npm run bench`: a scripted pi handoff laptop → vega in the test world, over a loopback link with
+// ≈50 ms RTT, by agent-handoff and by a straightforward OpenSSH script (bench/baseline.sh) doing
+// the same job. Reports, per variant, SSH handshakes, a round-trip estimate, bytes each way, wall
+// time and the tool's overhead (wall − the agent's own quit and start), with per-step costs; then
+// the ratios ours/baseline of the medians. One JSON object on stdout, a table on stderr.
+//   npm run bench                                   # 3 runs each, 25 ms each way
+//   AH_BENCH_RUNS=5 AH_BENCH_DELAY_MS=50 node dist/bench/handoff.js
+// Needs root and the world (`npm run world -- up`, or it is set up here).
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { herdrBin, herdrOk } from '../test/helpers/e2e.js';
+import { setupWorld, type World } from '../test/world/machines.js';
+import { diff, openLink, type Link } from './link.js';
+import { ratio, stepCosts, summarize, table, type Mark, type RunNumbers, type Summary } from './report.js';
+import { cleanUp, prepare, verifyLanded, type Landed } from './scenario.js';
+import { runTimed, type TimedRun } from './timed-run.js';
+
+export interface BenchOptions {
+  runs: number;
+  oneWayDelayMs: number;
+  /** Progress lines (default: to stderr). */
+  log?: (line: string) => void;
+}
+
+export interface BenchReport {
+  bench: 'handoff';
+  agent: 'pi';
+  one_way_delay_ms: number;
+  rtt_ms: number;
+  runs: number;
+  variants: { ours: { median: Summary; runs: RunNumbers[] }; baseline: { median: Summary; runs: RunNumbers[] } };
+  ratios: { handshakes: number; round_trips: number; overhead_ms: number; wall_ms: number; bytes_up: number; bytes_down: number };
+  goal: { handshakes_per_host: number; overhead_ratio_max: number; handshakes_met: boolean; overhead_met: boolean };
+}
+
+type Variant = 'ours' | 'baseline';
+
+function repoRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (dir !== '/' && !fs.existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
+  return dir;
+}
+
+/** The step names agent-handoff prints on stderr without a TTY: `HH:MM:SS <step> …`. */
+function oursMarks(run: TimedRun): Mark[] {
+  return run.lines.filter((l) => l.stream === 'stderr').flatMap((l) => {
+    const m = /^\d\d:\d\d:\d\d (.+) …$/.exec(l.text);
+    return m ? [{ step: m[1]!, at: l.at }] : [];
+  });
+}
+
+function baselineMarks(run: TimedRun): Mark[] {
+  return run.lines.filter((l) => l.stream === 'stdout').flatMap((l) => {
+    const m = /^step (\S+)$/.exec(l.text);
+    return m ? [{ step: m[1]!, at: l.at }] : [];
+  });
+}
+
+async function runOurs(world: World, link: Link, agentName: string): Promise<{ run: TimedRun; landed: Landed; quitMs: number; startMs: number; marks: Mark[] }> {
+  const laptop = world.users.laptop!;
+  const run = await runTimed(laptop, [process.execPath, world.app, 'send', agentName, link.alias, '--no-focus'], { env: world.fastEnv });
+  const last = run.stdout.trim().split('\n').pop() ?? '';
+  let json: { ok?: boolean; target_worktree?: string; target_agent?: { pane: string; workspace: string }; steps?: { step: string; ms: number }[] };
+  try {
+    json = JSON.parse(last) as typeof json;
+  } catch {
+    throw new Error(`agent-handoff printed no JSON (exit ${run.code}): ${run.stdout}\n${run.stderr}`);
+  }
+  if (!json.ok || !json.target_agent || !json.target_worktree) throw new Error(`agent-handoff failed (exit ${run.code}): ${last}\n${run.stderr}`);
+  const stepMs = (re: RegExp) => json.steps?.find((s) => re.test(s.step))?.ms ?? NaN;
+  return {
+    run,
+    landed: { pane: json.target_agent.pane, workspace: json.target_agent.workspace, worktree: json.target_worktree },
+    quitMs: stepMs(/^quitting /),
+    startMs: stepMs(/^starting /),
+    marks: oursMarks(run),
+  };
+}
+
+async function runBaseline(world: World, link: Link, agentName: string, vegaRepo: string, branch: string): Promise<{ run: TimedRun; landed: Landed; quitMs: number; startMs: number; marks: Mark[] }> {
+  const laptop = world.users.laptop!;
+  const script = path.join(repoRoot(), 'bench', 'baseline.sh');
+  const run = await runTimed(laptop, ['/bin/bash', script, agentName, link.alias, vegaRepo, herdrBin(world)], { env: world.fastEnv });
+  const done = /^done (\S+) (\S+)$/m.exec(run.stdout);
+  if (run.code !== 0 || !done) throw new Error(`baseline failed (exit ${run.code}): ${run.stdout}\n${run.stderr}`);
+  const marks = baselineMarks(run);
+  const span = (name: string) => {
+    const i = marks.findIndex((m) => m.step === name);
+    const next = marks[i + 1];
+    return i >= 0 && next ? next.at - marks[i]!.at : NaN;
+  };
+  return { run, landed: { pane: done[1]!, workspace: done[2]!, worktree: `${vegaRepo}.worktrees/${branch}` }, quitMs: span('quit'), startMs: span('start'), marks };
+}
+
+async function oneRun(world: World, link: Link, variant: Variant, index: number): Promise<RunNumbers> {
+  const agentName = `bench-${variant}-${index}-${Math.random().toString(36).slice(2, 6)}`;
+  const prep = await prepare(world, `bench-${variant}`, agentName);
+  let landed: Partial<Landed> = {};
+  try {
+    const before = link.counters();
+    const out = variant === 'ours' ? await runOurs(world, link, agentName) : await runBaseline(world, link, agentName, prep.project.vega, prep.branch);
+    landed = out.landed;
+    const moved = diff(link.counters(), before);
+    await verifyLanded(world, prep, out.landed);
+    const wall = out.run.endedAt - out.run.startedAt;
+    const events = link.events().filter((e) => e.at >= out.run.startedAt && e.at <= out.run.endedAt);
+    return {
+      handshakes: moved.handshakes,
+      round_trips: moved.bursts + moved.handshakes,
+      request_bursts: moved.bursts,
+      bytes_up: moved.bytesUp,
+      bytes_down: moved.bytesDown,
+      wall_ms: wall,
+      quit_ms: out.quitMs,
+      start_ms: out.startMs,
+      overhead_ms: wall - out.quitMs - out.startMs,
+      steps: stepCosts(out.marks, out.run.startedAt, out.run.endedAt, events),
+    };
+  } finally {
+    await cleanUp(world, prep, landed);
+  }
+}
+
+export async function runBench(opts: BenchOptions): Promise<BenchReport> {
+  const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
+  const world = await setupWorld();
+  await herdrOk(world, world.users.vega!, ['status', 'server', '--json']);
+  const link = await openLink(world, { alias: 'ah-bench-vega', oneWayDelayMs: opts.oneWayDelayMs });
+  const runs: Record<Variant, RunNumbers[]> = { ours: [], baseline: [] };
+  try {
+    // Interleaved, so drift in the machine's load touches both alike.
+    for (let i = 0; i < opts.runs; i++) {
+      for (const variant of ['ours', 'baseline'] as const) {
+        const r = await oneRun(world, link, variant, i);
+        runs[variant].push(r);
+        log(`run ${i + 1}/${opts.runs} ${variant}: ${r.handshakes} handshakes, ${r.round_trips} round trips, wall ${r.wall_ms} ms, overhead ${r.overhead_ms} ms`);
+      }
+    }
+  } finally {
+    await link.close();
+  }
+  const ours = summarize(runs.ours);
+  const baseline = summarize(runs.baseline);
+  return {
+    bench: 'handoff',
+    agent: 'pi',
+    one_way_delay_ms: opts.oneWayDelayMs,
+    rtt_ms: 2 * opts.oneWayDelayMs,
+    runs: opts.runs,
+    variants: { ours: { median: ours, runs: runs.ours }, baseline: { median: baseline, runs: runs.baseline } },
+    ratios: {
+      handshakes: ratio(ours.handshakes, baseline.handshakes),
+      round_trips: ratio(ours.round_trips, baseline.round_trips),
+      overhead_ms: ratio(ours.overhead_ms, baseline.overhead_ms),
+      wall_ms: ratio(ours.wall_ms, baseline.wall_ms),
+      bytes_up: ratio(ours.bytes_up, baseline.bytes_up),
+      bytes_down: ratio(ours.bytes_down, baseline.bytes_down),
+    },
+    // The issue's goal: one handshake per host (the source here is this machine: vega only).
+    goal: { handshakes_per_host: ours.handshakes, overhead_ratio_max: 0.25, handshakes_met: ours.handshakes === 1, overhead_met: ours.overhead_ms <= baseline.overhead_ms / 4 },
+  };
+}
+
+export function humanTable(report: BenchReport): string {
+  const { ours, baseline } = report.variants;
+  const steps = (name: string, runs: RunNumbers[]) => {
+    const mid = [...runs].sort((a, b) => a.wall_ms - b.wall_ms)[Math.floor(runs.length / 2)];
+    return mid ? [`${name} steps (median run): ms / handshakes / round trips`, ...mid.steps.map((s) => `  ${s.step.padEnd(48)} ${String(s.ms).padStart(6)} ${String(s.handshakes).padStart(3)} ${String(s.round_trips).padStart(4)}`)] : [];
+  };
+  return [
+    `handoff benchmark: pi laptop → vega, RTT ${report.rtt_ms} ms, median of ${report.runs} runs`,
+    table(ours.median, baseline.median, report.ratios),
+    ...steps('agent-handoff', ours.runs),
+    ...steps('baseline', baseline.runs),
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const report = await runBench({ runs: Number(process.env.AH_BENCH_RUNS ?? 3), oneWayDelayMs: Number(process.env.AH_BENCH_DELAY_MS ?? 25) });
+  process.stderr.write(`${humanTable(report)}\n`);
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

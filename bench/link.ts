@@ -1,0 +1,85 @@
+// The benchmark's WAN link to vega: client → counting tap (TCP connect RTT) → delay proxy
+// (one-way delay each direction) → the world's sshd. The laptop user reaches it through an ssh
+// alias of its own (HostKeyAlias + its own known_hosts file, no connection sharing), included at
+// the top of ~/.ssh/config for the run and removed afterwards.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { World, WorldUser } from '../test/world/machines.js';
+import { startDelayProxy, type DelayProxy } from './delay-proxy.js';
+import { startTap, type Tap, type TapEvent } from './tap.js';
+
+export interface LinkCounters {
+  handshakes: number;
+  bursts: number;
+  bytesUp: number;
+  bytesDown: number;
+}
+
+export interface Link {
+  alias: string;
+  /** Counters so far (take two and subtract for one run). */
+  counters(): LinkCounters;
+  events(): readonly TapEvent[];
+  close(): Promise<void>;
+}
+
+export function diff(after: LinkCounters, before: LinkCounters): LinkCounters {
+  return { handshakes: after.handshakes - before.handshakes, bursts: after.bursts - before.bursts, bytesUp: after.bytesUp - before.bytesUp, bytesDown: after.bytesDown - before.bytesDown };
+}
+
+export async function openLink(world: World, opts: { alias: string; oneWayDelayMs: number; gapMs?: number }): Promise<Link> {
+  const laptop = world.users.laptop!;
+  const vega = world.users.vega!;
+  let proxy: DelayProxy | undefined;
+  let tap: Tap | undefined;
+  let restore: (() => void) | undefined;
+  try {
+    proxy = await startDelayProxy({ host: world.sshd.host, port: world.sshd.port }, opts.oneWayDelayMs);
+    tap = await startTap({ host: '127.0.0.1', port: proxy.port }, { connectDelayMs: 2 * opts.oneWayDelayMs, gapMs: opts.gapMs ?? 10 });
+    restore = installAlias(laptop, vega, world, opts.alias, tap.port);
+  } catch (err) {
+    await tap?.close();
+    await proxy?.close();
+    throw err;
+  }
+  const p = proxy;
+  const t = tap;
+  const undo = restore;
+  return {
+    alias: opts.alias,
+    // Handshakes from the proxy (every connection through it is one SSH handshake); bursts and
+    // bytes from the tap, which sees the client side.
+    counters: () => ({ handshakes: p.connections, bursts: t.bursts, bytesUp: t.bytesUp, bytesDown: t.bytesDown }),
+    events: () => t.events,
+    close: async () => {
+      undo();
+      await t.close();
+      await p.close();
+    },
+  };
+}
+
+/** Write the alias and its known_hosts into the laptop's ~/.ssh; returns the undo. */
+function installAlias(laptop: WorldUser, vega: WorldUser, world: World, alias: string, port: number): () => void {
+  const sshDir = path.join(laptop.home, '.ssh');
+  const kh = path.join(sshDir, `known_hosts_${alias}`);
+  const cfg = path.join(sshDir, `config_${alias}`);
+  const mainCfg = path.join(sshDir, 'config');
+  const hostKey = world.sshd.hostKeyLine.split(' ').slice(1).join(' ');
+  fs.writeFileSync(kh, `${alias} ${hostKey}\n`, { mode: 0o644 });
+  const lines = [`Host ${alias}`, '  HostName 127.0.0.1', `  Port ${port}`, `  User ${vega.name}`, `  HostKeyAlias ${alias}`, `  UserKnownHostsFile ${kh}`, '  StrictHostKeyChecking yes', '  ControlMaster no', '  ControlPath none', ''];
+  fs.writeFileSync(cfg, lines.join('\n'), { mode: 0o600 });
+  for (const f of [kh, cfg]) fs.chownSync(f, laptop.uid, laptop.gid);
+  const include = `Include ${cfg}\n`;
+  const text = fs.readFileSync(mainCfg, 'utf8');
+  if (!text.includes(include)) fs.writeFileSync(mainCfg, include + text);
+  return () => {
+    try {
+      fs.writeFileSync(mainCfg, fs.readFileSync(mainCfg, 'utf8').split(include).join(''));
+    } catch {
+      // the world was torn down meanwhile
+    }
+    fs.rmSync(cfg, { force: true });
+    fs.rmSync(kh, { force: true });
+  };
+}

@@ -1,0 +1,83 @@
+// Numbers of one benchmark run, laid over its steps; medians, ratios and the human table.
+import type { TapEvent } from './tap.js';
+
+export interface StepCost {
+  step: string;
+  ms: number;
+  handshakes: number;
+  round_trips: number;
+}
+
+export interface RunNumbers {
+  handshakes: number;
+  /** request bursts + TCP connects (see bench/tap.ts). */
+  round_trips: number;
+  request_bursts: number;
+  bytes_up: number;
+  bytes_down: number;
+  wall_ms: number;
+  /** The agent's own parts: quitting it, and starting it on the target (workspace + agent start). */
+  quit_ms: number;
+  start_ms: number;
+  /** wall − (quit + start): what the tool itself costs. */
+  overhead_ms: number;
+  steps: StepCost[];
+}
+
+export type Summary = Omit<RunNumbers, 'steps'>;
+
+export interface Mark {
+  step: string;
+  at: number;
+}
+
+/**
+ * Split [startedAt, endedAt] at the marks (each step's start) and count the link's connects and
+ * bursts in each part; the part before the first mark is the program's start-up.
+ */
+export function stepCosts(marks: Mark[], startedAt: number, endedAt: number, events: readonly TapEvent[]): StepCost[] {
+  const parts: { step: string; from: number; to: number }[] = [];
+  const sorted = [...marks].sort((a, b) => a.at - b.at);
+  let from = startedAt;
+  let name = 'start-up';
+  for (const m of sorted) {
+    parts.push({ step: name, from, to: m.at });
+    name = m.step;
+    from = m.at;
+  }
+  parts.push({ step: name, from, to: endedAt });
+  return parts
+    .filter((p) => p.to > p.from || p.step !== 'start-up')
+    .map((p) => {
+      const inside = events.filter((e) => e.at >= p.from && (e.at < p.to || (p.to === endedAt && e.at <= p.to)));
+      const connects = inside.filter((e) => e.kind === 'connect').length;
+      return { step: p.step, ms: p.to - p.from, handshakes: connects, round_trips: inside.length };
+    });
+}
+
+export function median(xs: number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : Math.round((s[mid - 1]! + s[mid]!) / 2);
+}
+
+const FIELDS = ['handshakes', 'round_trips', 'request_bursts', 'bytes_up', 'bytes_down', 'wall_ms', 'quit_ms', 'start_ms', 'overhead_ms'] as const;
+
+export function summarize(runs: RunNumbers[]): Summary {
+  const out = {} as Summary;
+  for (const f of FIELDS) out[f] = median(runs.map((r) => r[f]));
+  return out;
+}
+
+export function ratio(a: number, b: number): number {
+  return b === 0 ? NaN : Math.round((a / b) * 1000) / 1000;
+}
+
+export function table(ours: Summary, baseline: Summary, ratios: Record<string, number>): string {
+  const rows: [string, string, string, string][] = [['', 'agent-handoff', 'baseline', 'ours/baseline']];
+  const fmt = (n: number) => String(n);
+  for (const f of FIELDS) rows.push([f, fmt(ours[f]), fmt(baseline[f]), f in ratios ? fmt(ratios[f]!) : '']);
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
+}
