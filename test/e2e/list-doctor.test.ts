@@ -109,15 +109,16 @@ describe('doctor', () => {
     const cfg = `${laptop.home}/.ssh/config_unknown`;
     fs.writeFileSync(cfg, `Host vega-unknown\n  HostName 127.0.0.1\n  Port ${world.sshd.port}\n  User vega\n  UserKnownHostsFile ${kh}\n`);
     fs.chownSync(cfg, laptop.uid, laptop.gid);
-    const main = fs.readFileSync(`${laptop.home}/.ssh/config`, 'utf8');
-    fs.writeFileSync(`${laptop.home}/.ssh/config`, `Include ${cfg}\n${main}`);
+    const mainCfg = `${laptop.home}/.ssh/config`;
+    fs.writeFileSync(mainCfg, `Include ${cfg}\n${fs.readFileSync(mainCfg, 'utf8')}`);
     try {
       const r = await handoff(world, laptop, ['doctor', 'vega-unknown']);
       expect(r.code).toBe(1);
       const problem = (r.json.problems as { code: string; fix: string }[]).find((p) => p.code === 'host_key_unknown');
       expect(problem?.fix).toMatch(/ssh-keyscan/);
     } finally {
-      fs.writeFileSync(`${laptop.home}/.ssh/config`, main);
+      // Other test files add their own Include lines meanwhile: remove only ours.
+      fs.writeFileSync(mainCfg, fs.readFileSync(mainCfg, 'utf8').replace(`Include ${cfg}\n`, ''));
     }
   });
 });
