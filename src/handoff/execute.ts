@@ -9,7 +9,10 @@ import { stashSourceChanges, type StashResult } from '../git/stash.js';
 import { transfer, type TransferResult } from '../git/transfer.js';
 import { git, line } from '../git/git.js';
 import type { Progress } from '../progress.js';
+import os from 'node:os';
 import { copySessionUnit } from './session-copy.js';
+import { placementIntent, sessionIntent } from './intents.js';
+import { hostStateDir, markerPath, writeMarker } from './marker.js';
 import { remotePrefixHash, type CopyRecord } from '../transcript/copy.js';
 import type { Host } from '../host/host.js';
 import type { Journal } from './journal.js';
@@ -62,6 +65,17 @@ function killPoint(step: string, when: 'before' | 'after'): void {
   if (process.env.AGENT_HANDOFF_TEST_KILL_AT === `${when}:${step}`) process.kill(process.pid, 'SIGKILL');
 }
 
+/**
+ * Test hook: sleep at the start of a step (after its `begin` is journaled), so a test can cut the
+ * network or start a second controller exactly there. AGENT_HANDOFF_TEST_PAUSE_AT=<step>,
+ * AGENT_HANDOFF_TEST_PAUSE_MS (default 3000).
+ */
+async function pausePoint(step: string): Promise<void> {
+  if (process.env.AGENT_HANDOFF_TEST_PAUSE_AT !== step) return;
+  const ms = Number(process.env.AGENT_HANDOFF_TEST_PAUSE_MS ?? '3000');
+  await new Promise((r) => setTimeout(r, Number.isFinite(ms) ? ms : 3000));
+}
+
 export async function execute(plan: Plan, sides: Sides, journal: Journal, progress: Progress, signal: AbortSignal): Promise<ExecuteResult> {
   const records: HandoffRecord[] = [];
   const record = (rec: HandoffRecord) => {
@@ -74,6 +88,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     current = name;
     killPoint(name, 'before');
     journal.begin(name);
+    await pausePoint(name);
     const out = await progress.step(label, fn);
     journal.done(name);
     killPoint(name, 'after');
@@ -107,11 +122,29 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       return s;
     });
     const targetRepo = plan.placement.repo;
+    const targetState = hostStateDir(target.info);
     const moved = await step('transfer', `sending commits to ${target.host.label}`, async () => {
+      // The marker goes first: from here on the target may hold something of this handoff.
+      const markerFile = markerPath(targetState, plan.id);
+      record({ kind: 'marker', path: markerFile });
+      await writeMarker(target.host, targetState, {
+        id: plan.id,
+        controller: os.hostname(),
+        pid: process.pid,
+        from: source.host.label,
+        to: target.host.label,
+        agent: agent.name ?? agent.pane_id,
+        kind: plan.kind,
+        started: new Date().toISOString(),
+        repo: plan.placement.repo,
+        branch: plan.placement.branch,
+        worktree: plan.placement.worktree,
+      });
       record({ kind: 'refs', targetRepo, id: plan.id });
       return transfer({ source: source.host, sourceRepo: snap.repoRoot, target: target.host, targetRepo, id: plan.id, head: snap.head, wip: snap.snapshot, timeoutMs: opts.timeoutS * 1000 });
     });
     const placement = await step('place', `placing ${snap.branch ?? 'the work'} on ${target.host.label}`, async () => {
+      record(await placementIntent(target.host, plan.placement));
       const rec = await place({ target: target.host, targetRepo, id: plan.id, head: snap.head, wip: snap.snapshot, sourceBranch: snap.branch, newBranch: plan.placement.branch !== snap.branch || opts.newBranch });
       record({ kind: 'placement', record: rec });
       return rec;
@@ -120,6 +153,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     const sessionPlacement = adapter.placement(plan.session, { ...plan.targetCtx, cwd: targetCwd });
     const copied = await step('session', `copying the ${plan.kind} session`, async () => {
       const unit = await adapter.unit(source.host, plan.session, sessionPlacement);
+      record(await sessionIntent(target.host, sessionPlacement.configRoot, unit, sessionCopyTag(plan.id)));
       const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: snap, targetWorktree: placement.worktree });
       record({ kind: 'session_copy', record: out });
       return out;
@@ -154,6 +188,8 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     const stash = await step('stash', 'stashing the changes at the source', async () => {
       const s = await stashSourceChanges({ host: source.host, snapshot: snap, id: plan.id, targetLabel: target.host.label, keepSourceChanges: opts.keepSourceChanges });
       record({ kind: 'stash', stashed: s.stashed, stash: s.stash });
+      // The handoff is complete: the target no longer needs the marker (a leftover is harmless).
+      await target.host.remove(markerPath(targetState, plan.id)).catch(() => undefined);
       return s;
     });
     return {
@@ -224,6 +260,11 @@ async function sourcePathsLeft(host: Host, session: CopyRecord, sourceRoot: stri
   const patterns = [`${sourceRoot}/`, `${sourceRoot}"`, `${sourceRoot}\\`].join('\n');
   const r = await host.run(['grep', '-l', '-F', '-e', patterns, '--', ...files]);
   return r.exitCode === 0 ? r.stdout.split('\n').filter(Boolean) : [];
+}
+
+/** The temp-name tag copySessionUnit gives the session copy (src/handoff/session-copy.ts). */
+export function sessionCopyTag(id: string): string {
+  return id.slice(-8);
 }
 
 export function isHerdrCode(err: unknown, code: string): boolean {

@@ -19,6 +19,8 @@ export const JournalEvent = z.object({
 export type JournalEvent = z.infer<typeof JournalEvent>;
 
 export type Outcome = 'succeeded' | 'rolled_back' | 'failed' | 'recovered' | 'dry_run';
+/** A rollback that could not undo everything (the target was unreachable): `recover` retries it. */
+export type Summarised = Outcome | 'unfinished' | 'rollback_incomplete';
 
 /** `$XDG_STATE_HOME/agent-handoff`, default `~/.local/state/agent-handoff`. */
 export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -112,16 +114,24 @@ export interface JournalSummary {
   kind: string | null;
   from: string | null;
   to: string | null;
-  outcome: Outcome | 'unfinished';
+  outcome: Summarised;
   /** The last step that began. */
   step: string | null;
+  /** The step that failed, when one did. */
+  failed_step: string | null;
+  error: string | null;
 }
 
 export function summarise(id: string, events: JournalEvent[]): JournalSummary {
   const header = events.find((e) => e.type === 'header')?.data ?? {};
-  const outcome = [...events].reverse().find((e) => e.type === 'outcome')?.data?.outcome as Outcome | undefined;
-  const lastBegin = [...events].reverse().find((e) => e.type === 'begin');
+  const reversed = [...events].reverse();
+  const outcome = reversed.find((e) => e.type === 'outcome')?.data?.outcome as Outcome | undefined;
+  const lastBegin = reversed.find((e) => e.type === 'begin');
+  const failed = reversed.find((e) => e.type === 'failed');
+  const lastUndone = reversed.find((e) => e.type === 'undone');
+  const undoErrors = Array.isArray(lastUndone?.data?.errors) ? lastUndone.data.errors.length : 0;
   const s = (v: unknown) => (typeof v === 'string' ? v : null);
+  const incomplete = undoErrors > 0 && outcome !== undefined && outcome !== 'recovered' && outcome !== 'succeeded';
   return {
     id,
     time: events[0]?.t ?? '',
@@ -129,8 +139,10 @@ export function summarise(id: string, events: JournalEvent[]): JournalSummary {
     kind: s(header.kind),
     from: s(header.from),
     to: s(header.to),
-    outcome: outcome ?? 'unfinished',
+    outcome: incomplete ? 'rollback_incomplete' : (outcome ?? 'unfinished'),
     step: lastBegin?.step ?? null,
+    failed_step: failed?.step ?? null,
+    error: s(failed?.data?.error),
   };
 }
 

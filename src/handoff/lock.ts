@@ -54,7 +54,14 @@ export async function acquireLock(host: Host, opts: AcquireOptions): Promise<Hel
         },
       };
     }
-    const holder = await readOwner(host, dir);
+    // The holder writes its owner file right after its mkdir: give a fresh lock a moment
+    // before calling it ownerless, or two racing sends would both get in.
+    let holder = await readOwner(host, dir);
+    for (let i = 0; holder === null && i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      if ((await host.stat(dir)) === null) break;
+      holder = await readOwner(host, dir);
+    }
     const alive = holder ? opts.isAlive(holder) : false;
     if (holder && alive !== false) {
       throw new HandoffError('handoff_in_progress', `Another handoff of this agent is running (${holder.handoff}, started ${holder.started} by pid ${holder.pid} on ${holder.controller}).`, {
@@ -62,7 +69,10 @@ export async function acquireLock(host: Host, opts: AcquireOptions): Promise<Hel
         details: { lock: dir, holder },
       });
     }
-    // Dead holder (or an owner file that was never written): take the lock over.
+    // Dead holder (or an owner file that was never written): take the lock over — unless someone
+    // else took it over meanwhile (then its owner file names another handoff).
+    const now = await readOwner(host, dir);
+    if (now && holder && now.handoff !== holder.handoff) continue;
     tookOver = holder;
     await host.remove(dir, { recursive: true });
   }

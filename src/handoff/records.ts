@@ -2,6 +2,7 @@
 // it (recover), even from another process after a crash. Parsed with zod when read back.
 import { z } from 'zod';
 import { PlacementRecordSchema } from '../git/place.js';
+import { PlacementIntentSchema, SessionIntentSchema } from './intents.js';
 
 /** src/transcript/copy.ts `CopyRecord`: what the session copy wrote (undoCopy reverses it). */
 export const CopyRecordSchema = z.object({
@@ -26,7 +27,11 @@ export const HandoffRecord = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('quit'), pane: z.string(), name: z.string().nullable(), agentKind: z.string(), restartArgs: z.array(z.string()) }),
   z.object({ kind: z.literal('snapshot'), head: z.string(), wip: z.string().nullable(), fingerprint: z.string(), repo: z.string() }),
   z.object({ kind: z.literal('refs'), targetRepo: z.string(), id: z.string() }),
+  /** Journaled before `place` acts: what it will create (the record comes only at its end). */
+  PlacementIntentSchema,
   z.object({ kind: z.literal('placement'), record: PlacementRecordSchema }),
+  /** Journaled before the session copy: the files it will write and what was there. */
+  SessionIntentSchema,
   z.object({ kind: z.literal('session_copy'), record: CopyRecordSchema }),
   z.object({ kind: z.literal('integration'), target: z.string() }),
   z.object({ kind: z.literal('workspace'), workspace: z.string(), pane: z.string() }),

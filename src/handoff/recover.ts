@@ -10,6 +10,8 @@ import { HerdrClient } from '../herdr/client.js';
 import { stashSourceChanges } from '../git/stash.js';
 import { repoLayout, type Snapshot } from '../git/snapshot.js';
 import { Journal, listJournals, type JournalEvent } from './journal.js';
+import { lockName, LockOwner } from './lock.js';
+import { hostStateDir } from './marker.js';
 import { HandoffRecord } from './records.js';
 import { rollback, type RollbackReport } from './rollback.js';
 
@@ -40,11 +42,49 @@ export function stepsDone(events: JournalEvent[]): Set<string> {
   return new Set(events.filter((e) => e.type === 'done' && e.step).map((e) => e.step!));
 }
 
-/** Unfinished journals (no outcome), newest first. */
+/** Journals that need `recover`: no outcome, or a rollback that could not finish; newest first. */
 export function unfinished(dir: string): string[] {
   return listJournals(dir)
-    .filter((j) => j.outcome === 'unfinished')
+    .filter((j) => j.outcome === 'unfinished' || j.outcome === 'rollback_incomplete')
     .map((j) => j.id);
+}
+
+/**
+ * Unfinished handoffs of one agent (same source, and the same pane, session or agent name), for
+ * `send` to recover before it plans a second handoff of an agent whose last one ended uncertainly.
+ */
+export function unfinishedFor(dir: string, who: { sourceSpec: string; agent?: string; pane?: string; session?: string }): string[] {
+  return unfinished(dir).filter((id) => {
+    const header = Journal.open(dir, id).events().find((e) => e.type === 'header')?.data ?? {};
+    const source = typeof header.source_spec === 'string' ? header.source_spec : 'local';
+    if (source !== who.sourceSpec) return false;
+    return (who.pane !== undefined && header.pane === who.pane) || (who.session !== undefined && header.session === who.session) || (who.agent !== undefined && (header.agent === who.agent || header.pane === who.agent));
+  });
+}
+
+/** Undo descriptions that earlier rollbacks of this journal completed. */
+function undoneBefore(events: JournalEvent[]): Set<string> {
+  const out = new Set<string>();
+  for (const e of events) {
+    if (e.type !== 'undone' || !Array.isArray(e.data?.undone)) continue;
+    for (const u of e.data.undone) if (typeof u === 'string') out.add(u);
+  }
+  return out;
+}
+
+/** The dead controller's lock on the source: remove it when it is this handoff's. */
+async function releaseLock(source: Host, header: Record<string, unknown>, id: string): Promise<string | null> {
+  if (typeof header.kind !== 'string' || typeof header.session !== 'string') return null;
+  const info = await source.info();
+  const dir = `${hostStateDir(info)}/locks/${lockName(`${header.kind}-${header.session}`)}`;
+  try {
+    const owner = LockOwner.safeParse(JSON.parse((await source.readFile(`${dir}/owner.json`)).toString('utf8')));
+    if (!owner.success || owner.data.handoff !== id) return null;
+  } catch {
+    return null;
+  }
+  await source.remove(dir, { recursive: true });
+  return dir;
 }
 
 export async function recoverOne(dir: string, id: string, opts: { forceRollback: boolean; timeoutS: number }): Promise<RecoverReport> {
@@ -57,11 +97,22 @@ export async function recoverOne(dir: string, id: string, opts: { forceRollback:
   const done = stepsDone(events);
   const steps: RecoverStep[] = [];
   const quit = records.find((r): r is Extract<HandoffRecord, { kind: 'quit' }> => r.kind === 'quit');
-  if (!quit && records.length === 0) {
-    journal.outcome('recovered', { action: 'nothing_to_do' });
-    return { id, action: 'nothing_to_do', steps: [{ step: 'inspect', status: 'skipped', detail: 'The handoff stopped before the agent was quit; nothing changed.' }], rollback: null };
-  }
   const timeouts = { connectTimeoutMs: opts.timeoutS * 1000, commandTimeoutMs: opts.timeoutS * 1000 };
+  if (!quit && records.length === 0) {
+    steps.push({ step: 'inspect', status: 'skipped', detail: 'The handoff stopped before the agent was quit; nothing changed.' });
+    // Only the dead controller's lock may be left.
+    const source = await connectHost(sourceSpec, timeouts).catch(() => null);
+    if (source) {
+      try {
+        const lock = await releaseLock(source, header, id);
+        if (lock) steps.push({ step: 'lock', status: 'done', detail: `Released the lock ${lock}.` });
+      } finally {
+        await source.close();
+      }
+    }
+    journal.outcome('recovered', { action: 'nothing_to_do' });
+    return { id, action: 'nothing_to_do', steps, rollback: null };
+  }
   const hosts: Host[] = [];
   try {
     const source = await connectHost(sourceSpec, timeouts);
@@ -85,16 +136,25 @@ export async function recoverOne(dir: string, id: string, opts: { forceRollback:
         const s = await stashSourceChanges({ host: source, snapshot: snap, id, targetLabel: target.label });
         steps.push({ step: 'stash', status: 'done', detail: s.note });
       }
+      const marker = records.find((r): r is Extract<HandoffRecord, { kind: 'marker' }> => r.kind === 'marker');
+      if (marker) {
+        await target.remove(marker.path);
+        steps.push({ step: 'marker', status: 'done', detail: `Removed the handoff marker ${marker.path} on ${target.label}.` });
+      }
+      const lock = await releaseLock(source, header, id);
+      if (lock) steps.push({ step: 'lock', status: 'done', detail: `Released the lock ${lock}.` });
       journal.outcome('recovered', { action: 'completed' });
       return { id, action: 'completed', steps, rollback: null };
     }
     // Roll back: only the records matter; the source agent restarts unless it already runs.
     const sourceAlive = quit ? (await sides.source.herdr.agentList()).some((a) => a.pane_id === quit.pane) : true;
-    const report = await rollback(sides, records, { restart: !sourceAlive });
+    const report = await rollback(sides, records, { restart: !sourceAlive, alreadyUndone: undoneBefore(events) });
     if (sourceAlive && quit) steps.push({ step: 'restart', status: 'recovered', detail: `The agent already runs at the source (pane ${quit.pane}).` });
     for (const u of report.undone) steps.push({ step: 'undo', status: 'done', detail: u });
     for (const e of report.errors) steps.push({ step: 'undo', status: 'failed', detail: `${e.what}: ${e.error}` });
     if (report.restart) steps.push({ step: 'restart', status: report.restart.restarted ? 'done' : 'failed', detail: report.restart.restarted ? `Restarted in ${report.restart.pane}.` : `Could not restart: ${report.restart.error}; run: ${report.restart.command}` });
+    const lock = await releaseLock(source, header, id);
+    if (lock) steps.push({ step: 'lock', status: 'done', detail: `Released the lock ${lock}.` });
     journal.append({ type: 'undone', data: { ...report } });
     journal.outcome(report.errors.length === 0 ? 'rolled_back' : 'failed', { action: 'rolled_back' });
     return { id, action: 'rolled_back', steps, rollback: report };

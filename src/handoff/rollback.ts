@@ -10,6 +10,7 @@ import type { HandoffRecord } from './records.js';
 import { undoCopy } from '../transcript/copy.js';
 import { paneAtShell } from './quit.js';
 import { uniqueAgentName } from './start.js';
+import { undoPlacementIntent, undoSessionIntent } from './intents.js';
 
 export interface RollbackSides {
   source: { host: Host; herdr: HerdrClient };
@@ -54,9 +55,19 @@ export async function restartAtSource(herdr: HerdrClient, rec: Extract<HandoffRe
   }
 }
 
-export async function rollback(sides: RollbackSides, records: HandoffRecord[], opts: { restart: boolean }): Promise<RollbackReport> {
+export interface RollbackOptions {
+  restart: boolean;
+  /** Undos an earlier rollback already did (recover after a rollback that could not finish). */
+  alreadyUndone?: ReadonlySet<string>;
+}
+
+export async function rollback(sides: RollbackSides, records: HandoffRecord[], opts: RollbackOptions): Promise<RollbackReport> {
   const report: RollbackReport = { undone: [], errors: [], restart: null };
+  // An intent stands in for its record only when the step died before writing the record.
+  const placed = records.some((r) => r.kind === 'placement');
+  const copied = records.some((r) => r.kind === 'session_copy');
   const attempt = async (what: string, fn: () => Promise<void>) => {
+    if (opts.alreadyUndone?.has(what)) return;
     try {
       await fn();
       report.undone.push(what);
@@ -83,6 +94,16 @@ export async function rollback(sides: RollbackSides, records: HandoffRecord[], o
           const undo = await undoPlacement(sides.target.host, rec.record);
           if (undo.errors.length > 0) throw new Error(undo.errors.map((e) => e.message).join('; '));
         });
+        break;
+      case 'placement_intent':
+        if (placed) break;
+        await attempt(`undid the unrecorded placement in ${rec.worktree} (branch ${rec.branch})`, async () => {
+          await undoPlacementIntent(sides.target.host, rec);
+        });
+        break;
+      case 'session_intent':
+        if (copied) break;
+        await attempt(`removed the unrecorded session files on ${sides.target.host.label}`, () => undoSessionIntent(sides.target.host, rec));
         break;
       case 'refs':
         await attempt(`removed refs/handoff/${rec.id}/* on ${sides.target.host.label}`, () => cleanupRefs(sides.target.host, rec.targetRepo, rec.id));

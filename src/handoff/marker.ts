@@ -1,0 +1,58 @@
+// The incoming marker: a small file on the target (`<state>/incoming/<id>.json`, 0600) that says a
+// handoff from another controller is placing work here. It lives from before the first change on
+// the target until the handoff ends, so `recover` run on the target (or anywhere that can read
+// it) finds a handoff whose controller died, even though its journal is on another machine.
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Host } from '../host/host.js';
+import { stateDir } from './journal.js';
+
+export const IncomingMarker = z.object({
+  id: z.string(),
+  controller: z.string(),
+  pid: z.number().int(),
+  from: z.string(),
+  to: z.string(),
+  agent: z.string(),
+  kind: z.string(),
+  started: z.string(),
+  repo: z.string(),
+  branch: z.string(),
+  worktree: z.string(),
+});
+export type IncomingMarker = z.infer<typeof IncomingMarker>;
+
+/** The state folder of a host from its home and login environment. */
+export function hostStateDir(info: { home: string; loginEnv: Record<string, string | undefined> }): string {
+  return stateDir({ HOME: info.home, ...(info.loginEnv.XDG_STATE_HOME ? { XDG_STATE_HOME: info.loginEnv.XDG_STATE_HOME } : {}) });
+}
+
+export function markerPath(dir: string, id: string): string {
+  return `${dir}/incoming/${id}.json`;
+}
+
+export async function writeMarker(host: Host, dir: string, marker: IncomingMarker): Promise<string> {
+  await host.mkdirp(`${dir}/incoming`, 0o700);
+  const file = markerPath(dir, marker.id);
+  await host.writeFile(file, JSON.stringify(marker) + '\n', { mode: 0o600 });
+  return file;
+}
+
+/** Markers on this machine (`recover` reports them: handoffs into here that never finished). */
+export function localMarkers(dir: string): { file: string; marker: IncomingMarker | null }[] {
+  const folder = path.join(dir, 'incoming');
+  if (!fs.existsSync(folder)) return [];
+  return fs
+    .readdirSync(folder)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => {
+      const file = path.join(folder, f);
+      try {
+        const parsed = IncomingMarker.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
+        return { file, marker: parsed.success ? parsed.data : null };
+      } catch {
+        return { file, marker: null };
+      }
+    });
+}
