@@ -1,0 +1,37 @@
+// Smoke run of `npm run bench` with tiny sizes (one run each, a short delay): the report has its
+// shape, both variants reach the same end state (checked inside the benchmark), and agent-handoff
+// makes exactly one SSH handshake to the one remote host while the baseline makes one per step.
+import { describe, expect, it } from 'vitest';
+import { humanTable, runBench } from '../bench/handoff.js';
+
+describe('npm run bench (smoke)', () => {
+  it('reports handshakes, round trips, bytes, wall and overhead for both variants, with ratios', async () => {
+    const lines: string[] = [];
+    const report = await runBench({ runs: 1, oneWayDelayMs: 2, log: (l) => lines.push(l) });
+    expect(report).toMatchObject({ bench: 'handoff', agent: 'pi', one_way_delay_ms: 2, rtt_ms: 4, runs: 1 });
+    for (const variant of [report.variants.ours, report.variants.baseline]) {
+      expect(variant.runs).toHaveLength(1);
+      const run = variant.runs[0]!;
+      for (const key of ['handshakes', 'round_trips', 'request_bursts', 'bytes_up', 'bytes_down', 'wall_ms', 'quit_ms', 'start_ms', 'overhead_ms'] as const) {
+        expect(Number.isFinite(run[key]), `${key} = ${run[key]}`).toBe(true);
+        expect(variant.median[key]).toBe(run[key]);
+      }
+      expect(run.round_trips).toBeGreaterThan(run.handshakes);
+      expect(run.bytes_up).toBeGreaterThan(0);
+      expect(run.bytes_down).toBeGreaterThan(0);
+      expect(run.overhead_ms).toBe(run.wall_ms - run.quit_ms - run.start_ms);
+      // The per-step costs add up to the run's.
+      expect(run.steps.reduce((n, s) => n + s.handshakes, 0)).toBe(run.handshakes);
+      expect(run.steps.reduce((n, s) => n + s.ms, 0)).toBe(run.wall_ms);
+    }
+    // One handshake per host: the source is this machine, so vega only.
+    expect(report.variants.ours.median.handshakes).toBe(1);
+    expect(report.goal).toMatchObject({ handshakes_per_host: 1, handshakes_met: true, overhead_ratio_max: 0.25 });
+    // The baseline opens a connection per remote step (agent list, push, worktree, apply, mkdir, scp, workspace, start).
+    expect(report.variants.baseline.median.handshakes).toBeGreaterThanOrEqual(8);
+    expect(report.ratios.handshakes).toBeCloseTo(1 / report.variants.baseline.median.handshakes, 3);
+    for (const k of ['round_trips', 'overhead_ms', 'wall_ms'] as const) expect(Number.isFinite(report.ratios[k])).toBe(true);
+    expect(humanTable(report)).toMatch(/handshakes\s+1\s+\d+/);
+    expect(lines).toHaveLength(2);
+  }, 180_000);
+});
