@@ -1,9 +1,9 @@
 // What the docs may name, learned from the product itself: its flags (from each command's usage),
 // the error codes it can return, the waiting screens, and herdr 0.8's documented error codes.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parserFor } from '../../src/cli.js';
 import { ERROR_CODES } from '../../src/result.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -52,20 +52,20 @@ export function productCodes(): Set<string> {
   return codes;
 }
 
-function usageOf(args: string[]): string {
-  const r = spawnSync(process.execPath, [APP, ...args, '--help'], { encoding: 'utf8' });
-  const out = JSON.parse(r.stdout) as { ok: boolean; usage?: string };
-  if (!out.ok || !out.usage) throw new Error(`no usage for ${args.join(' ')}: ${r.stdout}`);
-  return out.usage;
+/** A command's usage text as `agent-handoff … --help` prints it (in-process, unwrapped: fast). */
+async function usageOf(args: string[]): Promise<string> {
+  const parser = parserFor([...args, '--help']).wrap(null);
+  await parser.parse();
+  return parser.getHelp();
 }
 
 /** Every command's usage text, from the CLI (`agent-handoff <command> [args] --help`). */
-export function allUsage(): Record<string, string> {
-  const top = usageOf([]);
+export async function allUsage(): Promise<Record<string, string>> {
+  const top = await usageOf([]);
   const out: Record<string, string> = { '': top };
   for (const m of top.matchAll(/^\s+agent-handoff ([a-z-]+)((?: <[a-z]+>)*)/gm)) {
     const required = (m[2] ?? '').split(' ').filter(Boolean).map(() => 'x');
-    out[m[1]!] = usageOf([m[1]!, ...required]);
+    out[m[1]!] = await usageOf([m[1]!, ...required]);
   }
   return out;
 }

@@ -60,8 +60,8 @@ describe('SKILL.md', () => {
     expect(Object.keys(fields).sort()).toEqual(['description', 'name']);
   });
 
-  it('mentions only flags that `agent-handoff … --help` lists', () => {
-    const known = new Set(Object.values(allUsage()).flatMap((u) => [...flagsIn(u)]));
+  it('mentions only flags that `agent-handoff … --help` lists', async () => {
+    const known = new Set(Object.values(await allUsage()).flatMap((u) => [...flagsIn(u)]));
     const mentioned = new Set([...body.matchAll(/(?<![\w-])--([a-z][a-z0-9-]*)/g)].map((m) => m[1]!));
     mentioned.delete('remote'); // herdr's own flag (herdr --remote HOST), quoted from `attach`
     mentioned.delete('hard'); // git's (`git reset --hard`, in the rules: never run it)
