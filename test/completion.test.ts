@@ -136,7 +136,8 @@ describe('agent-handoff __complete (the real CLI)', () => {
       expect(fs.existsSync(path.join(sb.bin, 'herdr'))).toBe(false);
       const agents = completeCli(sb.env, ['send', '']);
       expect(agents).toMatchObject({ code: 0, stdout: '', stderr: '' });
-      expect(agents.ms).toBeLessThan(8000);
+      // A guard against hanging on a missing herdr (the bound is loose for loaded CI machines).
+      expect(agents.ms).toBeLessThan(20_000);
       const cmds = completeCli(sb.env, ['s']);
       expect(cmds).toMatchObject({ code: 0, stdout: 'send\nshow\nschema\n', stderr: '' });
       const flags = completeCli(sb.env, ['send', 'x', '--wait']);

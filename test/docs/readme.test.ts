@@ -84,7 +84,7 @@ describe('README commands', () => {
         expect(['handoff_not_found'], JSON.stringify(r.json)).toContain(r.json.code);
         expect(typeof r.json.fix).toBe('string');
       }
-    });
+    }, 180_000);
   });
 });
 
