@@ -24,6 +24,11 @@ export interface SendOptions {
   timeoutS: number;
   /** Arguments for the agent on the target, after the resume argv (from after `--`). */
   agentArgs: string[];
+  /** Hand-off brief: the user's message, or focus and definition of done (off when all null). */
+  brief: string | null;
+  /** `--focus TEXT` (the brief); a bare --focus/--no-focus is the workspace focus above. */
+  briefFocus: string | null;
+  doneWhen: string | null;
 }
 
 export interface RawSendArgs {
@@ -44,6 +49,8 @@ export interface RawSendArgs {
   focus?: unknown;
   trust?: unknown;
   timeout?: unknown;
+  brief?: unknown;
+  doneWhen?: unknown;
   '--'?: unknown;
 }
 
@@ -81,11 +88,16 @@ export function parseSendOptions(raw: RawSendArgs): SendOptions {
     keepSourceChanges: raw.keepSourceChanges === true,
     name: str(raw.name),
     session: str(raw.session),
-    focus: raw.focus !== false,
+    // `--focus TEXT` is the brief's focus; `--no-focus` keeps the target workspace unfocused.
+    focus: raw.focus !== false && raw.focus !== 'false',
     trust: raw.trust !== false,
     timeoutS: positiveSeconds(raw.timeout, '--timeout', DEFAULT_STEP_TIMEOUT_S),
     agentArgs: Array.isArray(raw['--']) ? raw['--'].map(String) : [],
+    brief: str(raw.brief),
+    briefFocus: typeof raw.focus === 'string' && raw.focus !== '' && raw.focus !== 'true' && raw.focus !== 'false' ? raw.focus : null,
+    doneWhen: str(raw.doneWhen),
   };
+  if (opts.brief && (opts.briefFocus || opts.doneWhen)) throw new UsageError('--brief replaces --focus and --done-when; give one or the other.', 'Put everything in --brief, or use --focus and --done-when.');
   if (opts.here && opts.target) throw new UsageError('--here moves the agent on this machine; it takes no target.', 'Drop the target, or drop --here.');
   if (opts.here && opts.from) throw new UsageError('--here and --from cannot be combined.', 'Use --here for this machine, or --from HOST to bring an agent from HOST.');
   if (opts.newWorktree && !opts.here) throw new UsageError('--new-worktree only applies with --here.', 'Add --here, or drop --new-worktree.');
