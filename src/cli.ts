@@ -2,7 +2,7 @@
 import yargs, { type Argv } from 'yargs';
 import { VERSION } from './version.js';
 import { UsageError } from './errors.js';
-import { errorResult, resultJsonSchemas } from './result.js';
+import { ERROR_CODES, errorResult, resultJsonSchemas } from './result.js';
 import { parseSendOptions } from './handoff/options.js';
 import { COMMANDS, type CommandContext } from './commands/index.js';
 
@@ -100,7 +100,7 @@ export async function main(argv: string[]): Promise<void> {
     if (word === 'schema') {
       // Commands register their result schemas when loaded.
       await import('./commands/send.js').catch(() => undefined);
-      print({ ok: true, command, schemas: resultJsonSchemas() });
+      print({ ok: true, command, schemas: resultJsonSchemas(), error_codes: ERROR_CODES });
       return;
     }
     const parsed = word === 'send' ? { ...args, send: parseSendOptions(args as Record<string, unknown>) } : args;
