@@ -111,6 +111,10 @@ export const ListedAgent = z.object({
   session: AgentSession.nullable(),
   supported: z.boolean(),
   this_pane: z.boolean().describe('True for the pane this command runs in (HERDR_PANE_ID).'),
+  moved: z
+    .object({ to: z.string(), path: z.string(), at: z.string(), handoff: z.string() })
+    .nullable()
+    .describe('This session was handed off from here before: this copy may be stale.'),
 });
 export type ListedAgent = z.infer<typeof ListedAgent>;
 

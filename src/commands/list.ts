@@ -3,9 +3,14 @@ import { HerdrClient } from '../herdr/client.js';
 import type { AgentInfo } from '../herdr/schemas.js';
 import type { Host } from '../host/host.js';
 import { SUPPORTED_KINDS, type ListResult, type ListedAgent } from '../result.js';
+import { sessionIdOf } from '../handoff/find-agent.js';
+import { stateDir } from '../handoff/journal.js';
+import { movedNotes, type MovedNote } from '../handoff/moved.js';
 
-export function describeAgent(a: AgentInfo, thisPane: string | undefined): ListedAgent {
+export function describeAgent(a: AgentInfo, thisPane: string | undefined, moved: Map<string, MovedNote> = new Map()): ListedAgent {
   const kind = a.agent ?? null;
+  const sid = sessionIdOf(a);
+  const note = sid ? moved.get(sid) : undefined;
   return {
     target: a.name ?? a.pane_id,
     name: a.name ?? null,
@@ -17,13 +22,15 @@ export function describeAgent(a: AgentInfo, thisPane: string | undefined): Liste
     session: a.agent_session ? { kind: a.agent_session.kind, value: a.agent_session.value, source: a.agent_session.source } : null,
     supported: kind !== null && (SUPPORTED_KINDS as readonly string[]).includes(kind),
     this_pane: thisPane !== undefined && thisPane === a.pane_id,
+    moved: note ? { to: note.to, path: note.target_path, at: note.at, handoff: note.handoff } : null,
   };
 }
 
 export async function listAgents(host: Host, opts: { thisPane?: string } = {}): Promise<ListResult> {
   const herdr = new HerdrClient(host);
-  const agents = await herdr.agentList();
+  const info = await host.info();
+  const [agents, moved] = await Promise.all([herdr.agentList(), movedNotes(host, stateDir({ HOME: info.home, ...(info.loginEnv.XDG_STATE_HOME ? { XDG_STATE_HOME: info.loginEnv.XDG_STATE_HOME } : {}) }))]);
   // HERDR_PANE_ID names a pane of *this* machine's herdr; it says nothing about another host's panes.
   const thisPane = host.kind === 'local' ? opts.thisPane : undefined;
-  return { ok: true, command: 'list', host: host.label, agents: agents.map((a) => describeAgent(a, thisPane)) };
+  return { ok: true, command: 'list', host: host.label, agents: agents.map((a) => describeAgent(a, thisPane, moved)) };
 }
