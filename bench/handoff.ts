@@ -5,6 +5,7 @@
 // the ratios ours/baseline of the medians. One JSON object on stdout, a table on stderr.
 //   npm run bench                                   # 3 runs each, 25 ms each way
 //   AH_BENCH_RUNS=5 AH_BENCH_DELAY_MS=50 node dist/bench/handoff.js
+//   AH_BENCH_TRACE=1 …                              # + agent-handoff's host calls per step
 // Needs root and the world (`npm run world -- up`, or it is set up here).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,13 +13,17 @@ import { fileURLToPath } from 'node:url';
 import { herdrBin, herdrOk } from '../test/helpers/e2e.js';
 import { setupWorld, type World } from '../test/world/machines.js';
 import { diff, openLink, type Link } from './link.js';
-import { ratio, stepCosts, summarize, table, type Mark, type RunNumbers, type Summary } from './report.js';
+import { ratio, stepCosts, summarize, table, type Mark, type RunNumbers, type Summary, type TracedCall } from './report.js';
 import { cleanUp, prepare, verifyLanded, type Landed } from './scenario.js';
 import { runTimed, type TimedRun } from './timed-run.js';
 
 export interface BenchOptions {
   runs: number;
   oneWayDelayMs: number;
+  /** Names the ssh alias (ah-<name>-vega) and the projects (<name>-ours, <name>-baseline), so two runs never share them. Default 'bench'. */
+  name?: string;
+  /** Wrap agent-handoff's host calls (bench/trace-hook.ts) and report them per step. */
+  trace?: boolean;
   /** Progress lines (default: to stderr). */
   log?: (line: string) => void;
 }
@@ -57,9 +62,29 @@ function baselineMarks(run: TimedRun): Mark[] {
   });
 }
 
-async function runOurs(world: World, link: Link, agentName: string): Promise<{ run: TimedRun; landed: Landed; quitMs: number; startMs: number; marks: Mark[] }> {
+/** The hook's lines, each under the step that was running when the call ended. */
+function tracedCalls(run: TimedRun, marks: Mark[]): TracedCall[] {
+  return run.lines.flatMap((l) => {
+    const m = /^AHTRACE (\S+) (\S+) (\d+) (.*)$/.exec(l.text);
+    if (l.stream !== 'stderr' || !m) return [];
+    const step = [...marks].reverse().find((k) => k.at <= l.at)?.step ?? 'start-up';
+    return [{ step, host: m[1]!, op: m[2]!, ms: Number(m[3]), what: m[4]! }];
+  });
+}
+
+interface VariantRun {
+  run: TimedRun;
+  landed: Landed;
+  quitMs: number;
+  startMs: number;
+  marks: Mark[];
+  trace?: TracedCall[];
+}
+
+async function runOurs(world: World, link: Link, agentName: string, trace: boolean): Promise<VariantRun> {
   const laptop = world.users.laptop!;
-  const run = await runTimed(laptop, [process.execPath, world.app, 'send', agentName, link.alias, '--no-focus'], { env: world.fastEnv });
+  const env = { ...world.fastEnv, ...(trace ? { NODE_OPTIONS: `--import=${path.join(repoRoot(), 'dist', 'bench', 'trace-hook.js')}` } : {}) };
+  const run = await runTimed(laptop, [process.execPath, world.app, 'send', agentName, link.alias, '--no-focus'], { env });
   const last = run.stdout.trim().split('\n').pop() ?? '';
   let json: { ok?: boolean; target_worktree?: string; target_agent?: { pane: string; workspace: string }; steps?: { step: string; ms: number }[] };
   try {
@@ -69,16 +94,18 @@ async function runOurs(world: World, link: Link, agentName: string): Promise<{ r
   }
   if (!json.ok || !json.target_agent || !json.target_worktree) throw new Error(`agent-handoff failed (exit ${run.code}): ${last}\n${run.stderr}`);
   const stepMs = (re: RegExp) => json.steps?.find((s) => re.test(s.step))?.ms ?? NaN;
+  const marks = oursMarks(run);
   return {
     run,
     landed: { pane: json.target_agent.pane, workspace: json.target_agent.workspace, worktree: json.target_worktree },
     quitMs: stepMs(/^quitting /),
     startMs: stepMs(/^starting /),
-    marks: oursMarks(run),
+    marks,
+    ...(trace ? { trace: tracedCalls(run, marks) } : {}),
   };
 }
 
-async function runBaseline(world: World, link: Link, agentName: string, vegaRepo: string, branch: string): Promise<{ run: TimedRun; landed: Landed; quitMs: number; startMs: number; marks: Mark[] }> {
+async function runBaseline(world: World, link: Link, agentName: string, vegaRepo: string, branch: string): Promise<VariantRun> {
   const laptop = world.users.laptop!;
   const script = path.join(repoRoot(), 'bench', 'baseline.sh');
   const run = await runTimed(laptop, ['/bin/bash', script, agentName, link.alias, vegaRepo, herdrBin(world)], { env: world.fastEnv });
@@ -93,13 +120,13 @@ async function runBaseline(world: World, link: Link, agentName: string, vegaRepo
   return { run, landed: { pane: done[1]!, workspace: done[2]!, worktree: `${vegaRepo}.worktrees/${branch}` }, quitMs: span('quit'), startMs: span('start'), marks };
 }
 
-async function oneRun(world: World, link: Link, variant: Variant, index: number): Promise<RunNumbers> {
-  const agentName = `bench-${variant}-${index}-${Math.random().toString(36).slice(2, 6)}`;
-  const prep = await prepare(world, `bench-${variant}`, agentName);
+async function oneRun(world: World, link: Link, name: string, variant: Variant, index: number, trace: boolean): Promise<RunNumbers> {
+  const agentName = `${name}-${variant}-${index}-${Math.random().toString(36).slice(2, 6)}`;
+  const prep = await prepare(world, `${name}-${variant}`, agentName);
   let landed: Partial<Landed> = {};
   try {
     const before = link.counters();
-    const out = variant === 'ours' ? await runOurs(world, link, agentName) : await runBaseline(world, link, agentName, prep.project.vega, prep.branch);
+    const out = variant === 'ours' ? await runOurs(world, link, agentName, trace) : await runBaseline(world, link, agentName, prep.project.vega, prep.branch);
     landed = out.landed;
     const moved = diff(link.counters(), before);
     await verifyLanded(world, prep, out.landed);
@@ -116,6 +143,7 @@ async function oneRun(world: World, link: Link, variant: Variant, index: number)
       start_ms: out.startMs,
       overhead_ms: wall - out.quitMs - out.startMs,
       steps: stepCosts(out.marks, out.run.startedAt, out.run.endedAt, events),
+      ...(out.trace ? { trace: out.trace } : {}),
     };
   } finally {
     await cleanUp(world, prep, landed);
@@ -126,13 +154,14 @@ export async function runBench(opts: BenchOptions): Promise<BenchReport> {
   const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
   const world = await setupWorld();
   await herdrOk(world, world.users.vega!, ['status', 'server', '--json']);
-  const link = await openLink(world, { alias: 'ah-bench-vega', oneWayDelayMs: opts.oneWayDelayMs });
+  const name = opts.name ?? 'bench';
+  const link = await openLink(world, { alias: `ah-${name}-vega`, oneWayDelayMs: opts.oneWayDelayMs });
   const runs: Record<Variant, RunNumbers[]> = { ours: [], baseline: [] };
   try {
     // Interleaved, so drift in the machine's load touches both alike.
     for (let i = 0; i < opts.runs; i++) {
       for (const variant of ['ours', 'baseline'] as const) {
-        const r = await oneRun(world, link, variant, i);
+        const r = await oneRun(world, link, name, variant, i, opts.trace ?? false);
         runs[variant].push(r);
         log(`run ${i + 1}/${opts.runs} ${variant}: ${r.handshakes} handshakes, ${r.round_trips} round trips, wall ${r.wall_ms} ms, overhead ${r.overhead_ms} ms`);
       }
@@ -166,7 +195,12 @@ export function humanTable(report: BenchReport): string {
   const { ours, baseline } = report.variants;
   const steps = (name: string, runs: RunNumbers[]) => {
     const mid = [...runs].sort((a, b) => a.wall_ms - b.wall_ms)[Math.floor(runs.length / 2)];
-    return mid ? [`${name} steps (median run): ms / handshakes / round trips`, ...mid.steps.map((s) => `  ${s.step.padEnd(48)} ${String(s.ms).padStart(6)} ${String(s.handshakes).padStart(3)} ${String(s.round_trips).padStart(4)}`)] : [];
+    if (!mid) return [];
+    const calls = (step: string) => (mid.trace ? ` ${String(mid.trace.filter((c) => c.step === step && c.host === 'ssh').length).padStart(4)}` : '');
+    return [
+      `${name} steps (median run): ms / handshakes / round trips${mid.trace ? ' / ssh host calls' : ''}`,
+      ...mid.steps.map((s) => `  ${s.step.padEnd(48)} ${String(s.ms).padStart(6)} ${String(s.handshakes).padStart(3)} ${String(s.round_trips).padStart(4)}${calls(s.step)}`),
+    ];
   };
   return [
     `handoff benchmark: pi laptop → vega, RTT ${report.rtt_ms} ms, median of ${report.runs} runs`,
@@ -177,7 +211,7 @@ export function humanTable(report: BenchReport): string {
 }
 
 async function main(): Promise<void> {
-  const report = await runBench({ runs: Number(process.env.AH_BENCH_RUNS ?? 3), oneWayDelayMs: Number(process.env.AH_BENCH_DELAY_MS ?? 25) });
+  const report = await runBench({ runs: Number(process.env.AH_BENCH_RUNS ?? 3), oneWayDelayMs: Number(process.env.AH_BENCH_DELAY_MS ?? 25), trace: process.env.AH_BENCH_TRACE === '1' });
   process.stderr.write(`${humanTable(report)}\n`);
   process.stdout.write(`${JSON.stringify(report)}\n`);
 }

@@ -8,6 +8,15 @@ export interface StepCost {
   round_trips: number;
 }
 
+/** One host call of agent-handoff (AH_BENCH_TRACE=1, bench/trace-hook.ts). */
+export interface TracedCall {
+  step: string;
+  host: string;
+  op: string;
+  ms: number;
+  what: string;
+}
+
 export interface RunNumbers {
   handshakes: number;
   /** request bursts + TCP connects (see bench/tap.ts). */
@@ -22,9 +31,10 @@ export interface RunNumbers {
   /** wall − (quit + start): what the tool itself costs. */
   overhead_ms: number;
   steps: StepCost[];
+  trace?: TracedCall[];
 }
 
-export type Summary = Omit<RunNumbers, 'steps'>;
+export type Summary = Omit<RunNumbers, 'steps' | 'trace'>;
 
 export interface Mark {
   step: string;

@@ -7,7 +7,7 @@ import { humanTable, runBench } from '../bench/handoff.js';
 describe('npm run bench (smoke)', () => {
   it('reports handshakes, round trips, bytes, wall and overhead for both variants, with ratios', async () => {
     const lines: string[] = [];
-    const report = await runBench({ runs: 1, oneWayDelayMs: 2, log: (l) => lines.push(l) });
+    const report = await runBench({ runs: 1, oneWayDelayMs: 2, name: 'bench-smoke', log: (l) => lines.push(l) });
     expect(report).toMatchObject({ bench: 'handoff', agent: 'pi', one_way_delay_ms: 2, rtt_ms: 4, runs: 1 });
     for (const variant of [report.variants.ours, report.variants.baseline]) {
       expect(variant.runs).toHaveLength(1);

@@ -1,0 +1,32 @@
+// Diagnostic preload for the benchmark (AH_BENCH_TRACE=1): loaded into agent-handoff with
+// `node --import`, it wraps the Host methods of both host kinds and prints one stderr line per
+// call — `AHTRACE <host> <op> <ms> <what>` — so the benchmark can tell which calls each step makes
+// and what they cost. It changes no behaviour. Product code is only wrapped, never edited.
+import { LocalHost } from '../src/host/local.js';
+import { SshHost } from '../src/host/ssh.js';
+
+const OPS = ['run', 'readStream', 'writeStream', 'stat', 'list', 'mkdirp', 'rename', 'remove', 'realpath', 'chmod', 'utimes', 'which'] as const;
+
+function describe(op: string, args: unknown[]): string {
+  const first = args[0];
+  const text = Array.isArray(first) ? first.map(String).join(' ') : String(first);
+  return `${op === 'run' ? '' : `${op} `}${text}`.replace(/\s+/g, ' ').slice(0, 160);
+}
+
+function wrap(proto: Record<string, unknown>, host: string): void {
+  for (const op of OPS) {
+    const original = proto[op];
+    if (typeof original !== 'function') continue;
+    proto[op] = async function (this: unknown, ...args: unknown[]) {
+      const started = Date.now();
+      try {
+        return await (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+      } finally {
+        process.stderr.write(`AHTRACE ${host} ${op} ${Date.now() - started} ${describe(op, args)}\n`);
+      }
+    };
+  }
+}
+
+wrap(SshHost.prototype as unknown as Record<string, unknown>, 'ssh');
+wrap(LocalHost.prototype as unknown as Record<string, unknown>, 'local');
