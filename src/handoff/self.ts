@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { HandoffError } from '../errors.js';
 import { stateDir } from './journal.js';
-import type { SendOptions } from './options.js';
+import type { RawSendArgs, SendOptions } from './options.js';
 import type { Plan } from './plan.js';
 import type { Sides } from './sides.js';
 import type { CommandContext } from '../commands/index.js';
@@ -25,6 +25,15 @@ function quoteForAnyShell(s: string): string {
   return `'${s}'`;
 }
 
+/**
+ * The options as the helper parses them again (`parseSendOptions` reads the flags' own names:
+ * `timeout`, `waitTimeout`, `--`), so nothing of the command line is lost on the way.
+ */
+export function jobArgs(opts: SendOptions): RawSendArgs & Record<string, unknown> {
+  const { timeoutS, waitTimeoutS, agentArgs, ...rest } = opts;
+  return { ...rest, timeout: timeoutS, waitTimeout: waitTimeoutS, '--': agentArgs };
+}
+
 export async function deferSelf(plan: Plan, sides: Sides, opts: SendOptions, ctx: CommandContext, planJson: unknown) {
   if (sides.source.host.kind !== 'local') {
     throw new HandoffError('usage', '--self moves the agent running this command, which runs here: it cannot be combined with --from.', { fix: 'Drop --from.' });
@@ -33,7 +42,7 @@ export async function deferSelf(plan: Plan, sides: Sides, opts: SendOptions, ctx
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const jobFile = path.join(dir, `${plan.id}.json`);
   const job: DeferredJob = {
-    opts: { ...opts, self: false, wait: true, dryRun: false, agent: plan.agent.pane_id },
+    opts: jobArgs({ ...opts, self: false, wait: true, dryRun: false, agent: plan.agent.pane_id }),
     expect: { pane: plan.agent.pane_id, pid: plan.process.pid, kind: plan.kind, session: plan.session.id },
   };
   fs.writeFileSync(jobFile, JSON.stringify(job), { mode: 0o600 });
