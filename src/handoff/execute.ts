@@ -96,6 +96,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
   };
   const { source, target } = sides;
   const { adapter, agent, opts } = plan;
+  record({ kind: 'controller', host: os.hostname(), pid: process.pid });
 
   // Before the quit nothing has changed: a failure here needs no rollback.
   if (opts.wait || adapter.quit.mustBeIdle) {
@@ -144,7 +145,8 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       return transfer({ source: source.host, sourceRepo: snap.repoRoot, target: target.host, targetRepo, id: plan.id, head: snap.head, wip: snap.snapshot, timeoutMs: opts.timeoutS * 1000 });
     });
     const placement = await step('place', `placing ${snap.branch ?? 'the work'} on ${target.host.label}`, async () => {
-      record(await placementIntent(target.host, plan.placement));
+      // The plan's placement with this run's snapshot (the plan's own snapshot commit never left).
+      record(await placementIntent(target.host, { ...plan.placement, head: snap.head, wip: snap.snapshot }));
       const rec = await place({ target: target.host, targetRepo, id: plan.id, head: snap.head, wip: snap.snapshot, sourceBranch: snap.branch, newBranch: plan.placement.branch !== snap.branch || opts.newBranch });
       record({ kind: 'placement', record: rec });
       return rec;

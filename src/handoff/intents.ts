@@ -170,7 +170,8 @@ export async function undoSessionIntent(target: Host, intent: SessionIntent): Pr
     const base = path.basename(f.path);
     for (const tmp of [`.${base}.ah-${intent.tag}.tmp`, `.${base}.tail.ah-${intent.tag}.tmp`]) await target.remove(path.join(dir, tmp));
     const now = await target.stat(f.path);
-    if (!now || now.type !== 'file' || Math.abs(now.mtimeMs - f.mtimeMs) > 1) continue;
+    // SFTP sets times in whole seconds: ours is the source's mtime to the second.
+    if (!now || now.type !== 'file' || Math.abs(now.mtimeMs - f.mtimeMs) >= 1000) continue;
     if (f.previous === null) record.files.push({ path: f.path, action: 'created', sha256: '', size: now.size, verbatim: false, previous: null, backup: null, replacements: 0 });
     else if (now.size > f.previous.size) record.files.push({ path: f.path, action: 'appended', sha256: '', size: now.size, verbatim: false, previous: f.previous, backup: null, replacements: 0 });
   }

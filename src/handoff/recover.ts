@@ -10,7 +10,8 @@ import { HerdrClient } from '../herdr/client.js';
 import { stashSourceChanges } from '../git/stash.js';
 import { repoLayout, type Snapshot } from '../git/snapshot.js';
 import { Journal, listJournals, type JournalEvent } from './journal.js';
-import { lockName, LockOwner } from './lock.js';
+import os from 'node:os';
+import { localLiveness, lockName, LockOwner } from './lock.js';
 import { hostStateDir } from './marker.js';
 import { HandoffRecord } from './records.js';
 import { rollback, type RollbackReport } from './rollback.js';
@@ -23,7 +24,7 @@ export interface RecoverStep {
 
 export interface RecoverReport {
   id: string;
-  action: 'completed' | 'rolled_back' | 'nothing_to_do';
+  action: 'completed' | 'rolled_back' | 'nothing_to_do' | 'still_running';
   steps: RecoverStep[];
   rollback: RollbackReport | null;
 }
@@ -97,6 +98,11 @@ export async function recoverOne(dir: string, id: string, opts: { forceRollback:
   const done = stepsDone(events);
   const steps: RecoverStep[] = [];
   const quit = records.find((r): r is Extract<HandoffRecord, { kind: 'quit' }> => r.kind === 'quit');
+  const controller = records.find((r): r is Extract<HandoffRecord, { kind: 'controller' }> => r.kind === 'controller');
+  if (controller && events.every((e) => e.type !== 'outcome') && localLiveness(os.hostname())({ handoff: id, controller: controller.host, pid: controller.pid, started: '' }) === true) {
+    // Its controller is still at work (another terminal): recovering now would fight it.
+    return { id, action: 'still_running', steps: [{ step: 'inspect', status: 'skipped', detail: `The handoff is still running (pid ${controller.pid} on ${controller.host}).` }], rollback: null };
+  }
   const timeouts = { connectTimeoutMs: opts.timeoutS * 1000, commandTimeoutMs: opts.timeoutS * 1000 };
   if (!quit && records.length === 0) {
     steps.push({ step: 'inspect', status: 'skipped', detail: 'The handoff stopped before the agent was quit; nothing changed.' });

@@ -1,0 +1,122 @@
+// Two `send`s of one agent at once: exactly one proceeds, the other is refused with
+// handoff_in_progress and changes nothing. Then the stale lock a SIGKILLed controller leaves
+// behind is taken over by the next send (its holder is dead).
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useWorld } from '../helpers/world.js';
+import { gitAs, makeProject, resetClone, startFakeAgent, waitFor, writeAs, type Project } from '../helpers/e2e.js';
+import type { World, WorldUser } from '../world/machines.js';
+import { agents, closeWorkspace, journalEvents, journals, lastJson, locks, runHandoff, targetLeftovers } from './crash-helpers.js';
+
+let world: World;
+let laptop: WorldUser;
+let vega: WorldUser;
+let p: Project;
+const opened: { user: WorldUser; id: string }[] = [];
+
+beforeAll(async () => {
+  world = await useWorld();
+  laptop = world.users.laptop!;
+  vega = world.users.vega!;
+  p = makeProject(world, 'concurrent-send');
+});
+
+afterAll(async () => {
+  if (!world) return;
+  for (const w of opened) await closeWorkspace(world, w.user, w.id);
+});
+
+async function agentWithWork(name: string): Promise<{ pane: string }> {
+  resetClone(world, laptop, p.laptop);
+  resetClone(world, vega, p.vega);
+  // A branch of its own: the work lands in a new worktree on vega, never in vega's main checkout.
+  gitAs(laptop, p.laptop, ['checkout', '-q', '-b', name]);
+  writeAs(laptop, path.join(p.laptop, 'README.md'), `hello\n${name}\n`);
+  const a = await startFakeAgent(world, laptop, 'pi', p.laptop, { name, args: ['first prompt'] });
+  opened.push({ user: laptop, id: a.workspace });
+  await waitFor(`${name} idle`, async () => {
+    const row = (await agents(world, laptop)).find((x) => x.pane_id === a.pane);
+    return row && (row.agent_status === 'idle' || row.agent_status === 'done');
+  });
+  return { pane: a.pane };
+}
+
+function journalsOf(name: string, since: Set<string>): string[] {
+  return journals(laptop).filter((j) => !since.has(j) && (journalEvents(j).find((e) => e.type === 'header')?.data as { agent?: string } | undefined)?.agent === name);
+}
+const journalOf = (name: string, since: Set<string>) => journalsOf(name, since)[0];
+
+function targetWorkspaceOf(json: Record<string, unknown> | null): string | null {
+  return (json?.target_agent as { workspace?: string } | undefined)?.workspace ?? null;
+}
+
+describe('two sends of one agent', () => {
+  it('the second, started while the first holds the lock, gets handoff_in_progress and changes nothing', async () => {
+    const name = `conc-a-${Math.random().toString(36).slice(2, 6)}`;
+    await agentWithWork(name);
+    const since = new Set(journals(laptop));
+    // The first holds its lock and pauses at the quit, so the second plans against a live agent.
+    const first = runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet'], { AGENT_HANDOFF_TEST_PAUSE_AT: 'quit', AGENT_HANDOFF_TEST_PAUSE_MS: '6000' });
+    await waitFor('the first send to begin its quit', async () => {
+      const j = journalOf(name, since);
+      return j && journalEvents(j).some((e) => e.type === 'begin' && e.step === 'quit');
+    }, 60_000);
+    const second = await runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet']);
+    const secondJson = lastJson(second);
+    expect(second.code, second.stderr).not.toBe(0);
+    expect(secondJson).toMatchObject({ ok: false, code: 'handoff_in_progress' });
+    const one = await first;
+    const oneJson = lastJson(one);
+    const ws = targetWorkspaceOf(oneJson);
+    if (ws) opened.push({ user: vega, id: ws });
+    expect(one.code, `${one.stdout}\n${one.stderr}`).toBe(0);
+    // Only the first made a journal; the agent runs on vega once.
+    expect(journalsOf(name, since)).toHaveLength(1);
+    const onVega = (await agents(world, vega)).filter((a) => (a.foreground_cwd ?? a.cwd ?? '').startsWith(`${p.vega}`));
+    expect(onVega).toHaveLength(1);
+    const session = (oneJson?.plan as { session: { id: string } }).session.id;
+    expect(locks(laptop).filter((l) => l.includes(session))).toEqual([]);
+  }, 120_000);
+
+  it('started at the same moment: exactly one proceeds, the other is refused', async () => {
+    const name = `conc-b-${Math.random().toString(36).slice(2, 6)}`;
+    await agentWithWork(name);
+    const [a, b] = await Promise.all([
+      runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet']),
+      runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet']),
+    ]);
+    const results = [a, b].map((r) => ({ code: r.code, json: lastJson(r) }));
+    for (const r of results) {
+      const ws = targetWorkspaceOf(r.json);
+      if (ws) opened.push({ user: vega, id: ws });
+    }
+    const ok = results.filter((r) => r.code === 0);
+    const refused = results.filter((r) => r.code !== 0);
+    expect(ok, JSON.stringify(results)).toHaveLength(1);
+    expect(refused[0]?.json, JSON.stringify(results)).toMatchObject({ ok: false, code: 'handoff_in_progress' });
+    const onVega = (await agents(world, vega)).filter((x) => (x.foreground_cwd ?? x.cwd ?? '').startsWith(`${p.vega}.worktrees`));
+    expect(onVega).toHaveLength(1);
+  }, 120_000);
+
+  it('a stale lock left by a killed controller is taken over by the next send', async () => {
+    const name = `conc-c-${Math.random().toString(36).slice(2, 6)}`;
+    const { pane } = await agentWithWork(name);
+    const since = new Set(journals(laptop));
+    const killed = await runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet'], { AGENT_HANDOFF_TEST_KILL_AT: 'before:quit' });
+    expect(killed.code).toBe(-1);
+    const header = journalEvents(journalOf(name, since)!).find((e) => e.type === 'header')!.data as { session: string };
+    expect(locks(laptop).some((l) => l.includes(header.session))).toBe(true);
+    // The agent never left its pane (killed before the quit): a new send takes the stale lock over.
+    expect((await agents(world, laptop)).some((a) => a.pane_id === pane)).toBe(true);
+    const again = await runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet']);
+    const json = lastJson(again);
+    const ws = targetWorkspaceOf(json);
+    if (ws) opened.push({ user: vega, id: ws });
+    expect(again.code, `${again.stdout}\n${again.stderr}`).toBe(0);
+    expect(locks(laptop).some((l) => l.includes(header.session))).toBe(false);
+    expect(targetLeftovers(vega, p.vega, ['main']).filter((l) => l.startsWith('refs'))).toEqual([]);
+    expect(fs.existsSync(path.join(p.laptop, 'README.md'))).toBe(true);
+    expect(gitAs(laptop, p.laptop, ['stash', 'list'])).toMatch(/agent-handoff/);
+  }, 120_000);
+});

@@ -1,0 +1,154 @@
+// Shared checks for the crash, hostile and concurrent e2e tests: where the agent runs, what the
+// target holds, and whether any uncommitted byte went missing.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { gitAs, herdr, herdrOk, runAs, type ProcResult } from '../helpers/e2e.js';
+import type { World, WorldUser } from '../world/machines.js';
+
+/** git blob id of a file's bytes (as `git hash-object` computes it). */
+export function blobId(data: Buffer): string {
+  return createHash('sha1').update(`blob ${data.length}\0`).update(data).digest('hex');
+}
+
+/** Every file of a checkout except .git, as path → blob id. */
+export function treeHashes(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (e.name === '.git') continue;
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) out[path.relative(root, p)] = blobId(fs.readFileSync(p));
+    }
+  };
+  walk(root);
+  return out;
+}
+
+/** The files a stash entry brings back (tracked tree + untracked parent), path → blob id. */
+export function stashHashes(user: WorldUser, repo: string, stash: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const add = (rev: string) => {
+    for (const l of gitAs(user, repo, ['ls-tree', '-r', '-z', rev]).split('\0').filter(Boolean)) {
+      const [meta, file] = l.split('\t');
+      out[file!] = meta!.split(' ')[2]!;
+    }
+  };
+  add(stash);
+  const parents = gitAs(user, repo, ['rev-list', '--parents', '-n', '1', stash]).trim().split(' ');
+  if (parents.length === 4) add(`${stash}^3`);
+  return out;
+}
+
+export interface AgentRow {
+  pane_id: string;
+  name?: string | null;
+  agent?: string | null;
+  cwd?: string | null;
+  foreground_cwd?: string | null;
+  agent_status?: string;
+}
+
+export async function agents(world: World, user: WorldUser): Promise<AgentRow[]> {
+  const r = await herdrOk(world, user, ['agent', 'list']);
+  return ((r.result as { agents?: AgentRow[] }).agents ?? []).filter((a) => !!a.agent);
+}
+
+export async function workspaces(world: World, user: WorldUser): Promise<{ workspace_id: string; label?: string }[]> {
+  const r = await herdrOk(world, user, ['workspace', 'list']);
+  return (r.result as { workspaces?: { workspace_id: string; label?: string }[] }).workspaces ?? [];
+}
+
+export function under(p: string | null | undefined, dir: string): boolean {
+  return !!p && (p === dir || p.startsWith(`${dir}/`) || p.startsWith(`${dir}.worktrees/`));
+}
+
+/** Run agent-handoff as a user without assuming it finishes (it may be SIGKILLed by a hook). */
+export function runHandoff(world: World, user: WorldUser, args: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<ProcResult> {
+  return runAs(user, [process.execPath, world.app, ...args], { env: { ...world.fastEnv, ...env }, timeoutMs });
+}
+
+export function lastJson(r: ProcResult): Record<string, unknown> | null {
+  const text = r.stdout.trim().split('\n').pop() ?? '';
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+}
+
+export function journalDir(user: WorldUser): string {
+  return path.join(user.home, '.local', 'state', 'agent-handoff', 'handoffs');
+}
+
+/** Journal files of a user, newest last. */
+export function journals(user: WorldUser): string[] {
+  const dir = journalDir(user);
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort()
+    .map((f) => path.join(dir, f));
+}
+
+export function journalEvents(file: string): { type: string; step?: string; data?: Record<string, unknown> }[] {
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as { type: string; step?: string; data?: Record<string, unknown> }];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/** What the target repository holds besides its main checkout: refs, worktrees, branches. */
+export function targetLeftovers(user: WorldUser, repo: string, keepBranches: string[] = ['main']): string[] {
+  const out: string[] = [];
+  const refs = gitAs(user, repo, ['for-each-ref', '--format=%(refname)', 'refs/handoff']).trim();
+  if (refs) out.push(`refs: ${refs}`);
+  const wts = gitAs(user, repo, ['worktree', 'list', '--porcelain']).split('\n').filter((l) => l.startsWith('worktree ')).slice(1);
+  if (wts.length) out.push(`worktrees: ${wts.join(', ')}`);
+  const branches = gitAs(user, repo, ['for-each-ref', '--format=%(refname:short)', 'refs/heads']).trim().split('\n').filter((b) => b && !keepBranches.includes(b));
+  if (branches.length) out.push(`branches: ${branches.join(', ')}`);
+  const home = `${repo}.worktrees`;
+  if (fs.existsSync(home) && fs.readdirSync(home).length > 0) out.push(`files in ${home}: ${fs.readdirSync(home).join(', ')}`);
+  return out;
+}
+
+/** Incoming markers left on a user's machine. */
+export function markers(user: WorldUser): string[] {
+  const dir = path.join(user.home, '.local', 'state', 'agent-handoff', 'incoming');
+  return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+}
+
+/** Lock folders left on a user's machine. */
+export function locks(user: WorldUser): string[] {
+  const dir = path.join(user.home, '.local', 'state', 'agent-handoff', 'locks');
+  return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+}
+
+export async function closeWorkspace(world: World, user: WorldUser, id: string): Promise<void> {
+  await herdr(world, user, ['workspace', 'close', id]).catch(() => undefined);
+}
+
+/** An ssh alias for vega in laptop's ssh config (Include'd first), pointing at `port`. */
+export function sshAlias(world: World, name: string, port: number, user = 'vega'): () => void {
+  const laptop = world.users.laptop!;
+  const kh = `${laptop.home}/.ssh/known_hosts_${name}`;
+  const hostKey = world.sshd.hostKeyLine.split(' ').slice(1).join(' ');
+  fs.writeFileSync(kh, `${name} ${hostKey}\n`);
+  const cfg = `${laptop.home}/.ssh/config_${name}`;
+  fs.writeFileSync(cfg, `Host ${name}\n  HostName 127.0.0.1\n  Port ${port}\n  User ${user}\n  HostKeyAlias ${name}\n  UserKnownHostsFile ${kh}\n  ConnectTimeout 5\n`);
+  for (const f of [kh, cfg]) fs.chownSync(f, laptop.uid, laptop.gid);
+  const mainCfg = `${laptop.home}/.ssh/config`;
+  const line = `Include ${cfg}\n`;
+  const main = fs.readFileSync(mainCfg, 'utf8');
+  if (!main.includes(line)) fs.writeFileSync(mainCfg, line + main);
+  return () => fs.writeFileSync(mainCfg, fs.readFileSync(mainCfg, 'utf8').replace(line, ''));
+}
