@@ -73,6 +73,8 @@ beforeAll(async () => {
   worktree = will.worktree;
   sessionFolder = path.dirname(will.session_file);
   expect(worktree).toBe(`${p.vega}.worktrees/feature-f`);
+  // A session folder left by an earlier run of this file (the project is re-cloned, not it).
+  fs.rmSync(sessionFolder, { recursive: true, force: true });
   baseline = { vega: await targetState(), ...sourceState() };
 }, 120_000);
 
@@ -160,8 +162,10 @@ function sourceState(): { hashes: Record<string, string>; status: string; stash:
 /** Run the handoff, expect it to fail at `step`, and check both machines are as before. */
 async function failsAt(step: string, code: RegExp, undo: () => void | Promise<void> = () => undefined): Promise<FailJson> {
   let r: Awaited<ReturnType<typeof handoff>>;
+  const t0 = Date.now();
   try {
     r = await handoff(world, laptop, ['send', name, 'vega', '--no-focus']);
+    if (process.env.AH_TIMING) console.log(`send (${step}): ${Date.now() - t0} ms\n${r.stderr}`);
   } finally {
     await undo();
   }
