@@ -104,7 +104,7 @@ export async function recoverOne(dir: string, id: string, opts: { forceRollback:
     return { id, action: 'still_running', steps: [{ step: 'inspect', status: 'skipped', detail: `The handoff is still running (pid ${controller.pid} on ${controller.host}).` }], rollback: null };
   }
   const timeouts = { connectTimeoutMs: opts.timeoutS * 1000, commandTimeoutMs: opts.timeoutS * 1000 };
-  if (!quit && records.length === 0) {
+  if (!quit && records.every((r) => r.kind === 'controller')) {
     steps.push({ step: 'inspect', status: 'skipped', detail: 'The handoff stopped before the agent was quit; nothing changed.' });
     // Only the dead controller's lock may be left.
     const source = await connectHost(sourceSpec, timeouts).catch(() => null);

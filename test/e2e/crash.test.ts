@@ -16,31 +16,38 @@ import { agents, closeWorkspace, journalEvents, journals, lastJson, locks, marke
 let world: World;
 let laptop: WorldUser;
 let vega: WorldUser;
-let p: Project;
-let sourceWorkspace = '';
-let sourcePane = '';
-const name = `crash-${Math.random().toString(36).slice(2, 6)}`;
-const BRANCH = 'feat-crash';
+
+/** One project, agent and source pane; two lanes run their cases side by side to halve the time. */
+interface Lane {
+  p: Project;
+  name: string;
+  branch: string;
+  workspace: string;
+  pane: string;
+}
+const lanes: Lane[] = [];
 
 beforeAll(async () => {
   world = await useWorld();
   laptop = world.users.laptop!;
   vega = world.users.vega!;
-  p = makeProject(world, 'crash-kill');
   await herdrOk(world, laptop, ['integration', 'install', 'pi']);
-  const ws = (await herdrOk(world, laptop, ['workspace', 'create', '--cwd', p.laptop, '--label', name, '--no-focus'])) as { result: { workspace: { workspace_id: string }; root_pane: { pane_id: string } } };
-  sourceWorkspace = ws.result.workspace.workspace_id;
-  sourcePane = ws.result.root_pane.pane_id;
+  for (const tag of ['a', 'b']) {
+    const p = makeProject(world, `crash-kill-${tag}`);
+    const name = `crash-${tag}-${Math.random().toString(36).slice(2, 6)}`;
+    const ws = (await herdrOk(world, laptop, ['workspace', 'create', '--cwd', p.laptop, '--label', name, '--no-focus'])) as { result: { workspace: { workspace_id: string }; root_pane: { pane_id: string } } };
+    lanes.push({ p, name, branch: `feat-crash-${tag}`, workspace: ws.result.workspace.workspace_id, pane: ws.result.root_pane.pane_id });
+  }
 });
 
 afterAll(async () => {
   if (!world) return;
-  await closeWorkspace(world, laptop, sourceWorkspace);
-  for (const w of await workspaces(world, vega)) if (w.label?.startsWith('feat-crash')) await closeWorkspace(world, vega, w.workspace_id);
+  for (const lane of lanes) await closeWorkspace(world, laptop, lane.workspace);
+  for (const w of await workspaces(world, vega)) if (w.label?.startsWith('feat-crash-')) await closeWorkspace(world, vega, w.workspace_id);
 });
 
 /** Start pi in the source pane (a fresh session with one exchange) unless it already runs there. */
-async function ensureAgentAtSource(): Promise<void> {
+async function ensureAgentAtSource({ name, pane: sourcePane }: Lane): Promise<void> {
   if ((await agents(world, laptop)).some((a) => a.pane_id === sourcePane)) return;
   await waitFor('pi to start in the source pane', async () => {
     const r = await herdr(world, laptop, ['agent', 'start', name, '--kind', 'pi', '--pane', sourcePane, '--', 'first prompt']);
@@ -56,11 +63,11 @@ async function ensureAgentAtSource(): Promise<void> {
 }
 
 /** Both checkouts back to main, the branch with one commit, and uncommitted work of every sort. */
-function freshWork(): void {
+function freshWork({ p, branch }: Lane): void {
   resetClone(world, laptop, p.laptop);
   resetClone(world, vega, p.vega);
   fs.rmSync(`${p.vega}.worktrees`, { recursive: true, force: true });
-  gitAs(laptop, p.laptop, ['checkout', '-q', '-b', BRANCH]);
+  gitAs(laptop, p.laptop, ['checkout', '-q', '-b', branch]);
   writeAs(laptop, path.join(p.laptop, 'src', 'crash.ts'), `export const at = ${Date.now()};\n`);
   gitAs(laptop, p.laptop, ['add', '-A']);
   gitAs(laptop, p.laptop, ['commit', '-q', '-m', 'crash branch work']);
@@ -90,10 +97,11 @@ const POINTS = [...STEPS.map((s) => `before:${s}`), 'after:stash'];
  * One case: fresh work, a send killed at `point` (optionally with the step's record cut from the
  * journal afterwards, as if it died inside the step), recover, then the checks.
  */
-async function crashCase(point: string, loseRecord?: 'placement' | 'session_copy'): Promise<Row> {
+async function crashCase(lane: Lane, point: string, loseRecord?: 'placement' | 'session_copy'): Promise<Row> {
+  const { p, name, pane: sourcePane, branch: BRANCH } = lane;
   const t00 = Date.now();
-  await ensureAgentAtSource();
-  freshWork();
+  await ensureAgentAtSource(lane);
+  freshWork(lane);
   timings.push(`${point}: setup ${Date.now() - t00} ms`);
   const t0 = Date.now();
   const before = treeHashes(p.laptop);
@@ -171,7 +179,16 @@ describe('kill injection at every step boundary', () => {
   it('recover leaves the agent in exactly one place, every file kept, nothing orphaned', async () => {
     const cases: [string, ('placement' | 'session_copy')?][] = [...POINTS.map((pt): [string] => [pt]), ['after:place', 'placement'], ['after:session', 'session_copy']];
     const only = process.env.CRASH_ONLY?.split(',');
-    for (const [point, lose] of cases) if (!only || only.includes(point)) table.push(await crashCase(point, lose));
+    const todo = cases.filter(([point]) => !only || only.includes(point));
+    // Each lane takes every other case; rows are put back in the order of the cases.
+    const rows = await Promise.all(
+      lanes.map(async (lane, l) => {
+        const out: [number, Row][] = [];
+        for (let i = l; i < todo.length; i += lanes.length) out.push([i, await crashCase(lane, todo[i]![0], todo[i]![1])]);
+        return out;
+      }),
+    );
+    table.push(...rows.flat().sort(([a], [b]) => a - b).map(([, r]) => r));
     const lines = ['| kill point | send | recover | agent runs at | files kept | leftovers |', '|---|---|---|---|---|---|', ...table.map((r) => `| ${r.point} | ${r.sendExit} | ${r.action} | ${r.agentAt} | ${r.filesKept ? 'yes' : 'NO'} | ${r.leftovers} |`)];
     console.log(lines.join('\n'));
     console.log(timings.join('\n'));
