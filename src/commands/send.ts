@@ -8,7 +8,7 @@ import { acquireLock, localLiveness } from '../handoff/lock.js';
 import type { SendOptions } from '../handoff/options.js';
 import { buildPlan, type Plan } from '../handoff/plan.js';
 import { openSides, type Sides } from '../handoff/sides.js';
-import { deferSelf, type DeferredJob } from '../handoff/self.js';
+import { deferSelf, selfWithFrom, type DeferredJob } from '../handoff/self.js';
 import { createProgress } from '../progress.js';
 import { registerResultSchema } from '../result.js';
 import type { CommandContext, CommandOutput } from './index.js';
@@ -137,6 +137,8 @@ function resultOf(plan: Plan, sides: Sides, done: ExecuteResult, timings: { step
 
 export async function send(args: Record<string, unknown>, ctx: CommandContext): Promise<CommandOutput> {
   const opts = args.send as SendOptions;
+  // Refused before connecting anywhere (exit 2, like the other flag rules).
+  if (opts.self && opts.from) throw selfWithFrom();
   const progress = createProgress(ctx.stderr, { quiet: ctx.quiet });
   const id = newHandoffId();
   const sides = await progress.step('connecting', () => openSides(opts));

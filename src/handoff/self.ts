@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { HandoffError } from '../errors.js';
+import { HandoffError, UsageError } from '../errors.js';
 import { stateDir } from './journal.js';
 import type { RawSendArgs, SendOptions } from './options.js';
 import type { Plan } from './plan.js';
@@ -25,6 +25,11 @@ function quoteForAnyShell(s: string): string {
   return `'${s}'`;
 }
 
+/** --self moves the agent that runs this command, which is on this machine. */
+export function selfWithFrom(): UsageError {
+  return new UsageError('--self moves the agent running this command, which runs here: it cannot be combined with --from.', 'Drop --from.');
+}
+
 /**
  * The options as the helper parses them again (`parseSendOptions` reads the flags' own names:
  * `timeout`, `waitTimeout`, `--`), so nothing of the command line is lost on the way.
@@ -36,7 +41,7 @@ export function jobArgs(opts: SendOptions): RawSendArgs & Record<string, unknown
 
 export async function deferSelf(plan: Plan, sides: Sides, opts: SendOptions, ctx: CommandContext, planJson: unknown) {
   if (sides.source.host.kind !== 'local') {
-    throw new HandoffError('usage', '--self moves the agent running this command, which runs here: it cannot be combined with --from.', { fix: 'Drop --from.' });
+    throw selfWithFrom();
   }
   const dir = path.join(stateDir(ctx.env), 'deferred');
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });

@@ -238,6 +238,10 @@ describe('send --self', () => {
 
     const refused = await send([name, 'vega', '--no-focus'], { env });
     expect(refused.json, JSON.stringify(refused.json)).toMatchObject({ ok: false, code: 'own_pane' });
+    // The agent moving itself runs here: --from makes no sense with --self.
+    const fromElsewhere = await send([name, '--from', 'vega', '--self'], { env });
+    expect(fromElsewhere.json).toMatchObject({ ok: false, code: 'usage' });
+    expect(fromElsewhere.code).toBe(2);
 
     // The agent is mid-turn when it asks to move itself (as it would be).
     await prompt(laptop, agent.pane, 'sleep 3');
