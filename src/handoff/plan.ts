@@ -210,6 +210,11 @@ async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: Snapshot,
         return null;
       });
       const others = found?.checkouts.filter((c) => !c.worktrees.some((w) => w.path === snap.repoRoot)) ?? [];
+      // --dir inside the agent's own repository (a subfolder, a linked worktree): say so rather
+      // than quietly making a new worktree instead of what was named.
+      if (opts.dir && found && others.length === 0) {
+        throw new HandoffError('dir_is_source', `--dir ${opts.dir} is part of the agent's own repository (${snap.repoRoot}).`, { fix: 'Name another checkout of the repository, or drop --dir to get a new worktree.' });
+      }
       if (found && others.length > 0) {
         return { discovery: found, targetRepo: others[0]!.path, otherCheckouts: others.slice(1).map((c) => c.path), newBranch: opts.newBranch };
       }

@@ -179,6 +179,8 @@ describe('send --here', () => {
     const refused = await send([name, '--here', '--dir', p.laptop]);
     expect(refused.json, JSON.stringify(refused.json)).toMatchObject({ ok: false, code: 'dir_is_source' });
     expect(refused.code).toBe(1);
+    const inside = await send([name, '--here', '--dir', path.join(p.laptop, 'src')]);
+    expect(inside.json, JSON.stringify(inside.json)).toMatchObject({ ok: false, code: 'dir_is_source' });
     expect((await agentNamed(laptop, name))?.pane_id).toBe(agent.pane);
 
     const r = await send([name, '--here', '--new-worktree', '--no-focus']);
