@@ -1,13 +1,15 @@
 // Two `send`s of one agent at once: exactly one proceeds, the other is refused with
 // handoff_in_progress and changes nothing. Then the stale lock a SIGKILLed controller leaves
-// behind is taken over by the next send (its holder is dead).
+// behind is taken over by the next send (its holder is dead). Then the network: a target that
+// never answers is bounded by --timeout; a connection cut during the transfer or the session copy
+// ends in a rollback that says what it could not undo, and `recover` finishes it later.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { gitAs, makeProject, resetClone, startFakeAgent, waitFor, writeAs, type Project } from '../helpers/e2e.js';
 import type { World, WorldUser } from '../world/machines.js';
-import { agents, closeWorkspace, journalEvents, journals, lastJson, locks, runHandoff, targetLeftovers } from './crash-helpers.js';
+import { agents, closeWorkspace, cuttableProxy, journalEvents, journals, lastJson, locks, markers, runHandoff, silentListener, sshAlias, targetLeftovers, treeHashes } from './crash-helpers.js';
 
 let world: World;
 let laptop: WorldUser;
@@ -73,7 +75,15 @@ describe('two sends of one agent', () => {
     expect(one.code, `${one.stdout}\n${one.stderr}`).toBe(0);
     // Only the first made a journal; the agent runs on vega once.
     expect(journalsOf(name, since)).toHaveLength(1);
-    const onVega = (await agents(world, vega)).filter((a) => (a.foreground_cwd ?? a.cwd ?? '').startsWith(`${p.vega}`));
+    // history and show: id, time, agent, kind, from → to, outcome, step reached.
+    const id = path.basename(journalsOf(name, since)[0]!, '.jsonl');
+    const hist = lastJson(await runHandoff(world, laptop, ['history', '--quiet'])) as { handoffs: Record<string, unknown>[] };
+    expect(hist.handoffs.find((h) => h.id === id)).toMatchObject({ id, agent: name, kind: 'pi', from: expect.any(String), to: expect.stringContaining('vega'), outcome: 'succeeded', step: 'stash', failed_step: null });
+    expect(Date.parse(String(hist.handoffs.find((h) => h.id === id)!.time))).toBeGreaterThan(Date.now() - 600_000);
+    const shown = lastJson(await runHandoff(world, laptop, ['show', id.slice(0, 24), '--quiet'])) as { handoff: Record<string, unknown>; events: { type: string }[] };
+    expect(shown.handoff).toMatchObject({ id, outcome: 'succeeded' });
+    expect(shown.events.filter((e) => e.type === 'done').length).toBeGreaterThanOrEqual(8);
+    const onVega = (await agents(world, vega)).filter((a) => (a.foreground_cwd ?? a.cwd ?? '') === `${p.vega}.worktrees/${name}`);
     expect(onVega).toHaveLength(1);
     const session = (oneJson?.plan as { session: { id: string } }).session.id;
     expect(locks(laptop).filter((l) => l.includes(session))).toEqual([]);
@@ -95,7 +105,7 @@ describe('two sends of one agent', () => {
     const refused = results.filter((r) => r.code !== 0);
     expect(ok, JSON.stringify(results)).toHaveLength(1);
     expect(refused[0]?.json, JSON.stringify(results)).toMatchObject({ ok: false, code: 'handoff_in_progress' });
-    const onVega = (await agents(world, vega)).filter((x) => (x.foreground_cwd ?? x.cwd ?? '').startsWith(`${p.vega}.worktrees`));
+    const onVega = (await agents(world, vega)).filter((x) => (x.foreground_cwd ?? x.cwd ?? '') === `${p.vega}.worktrees/${name}`);
     expect(onVega).toHaveLength(1);
   }, 120_000);
 
@@ -119,4 +129,72 @@ describe('two sends of one agent', () => {
     expect(fs.existsSync(path.join(p.laptop, 'README.md'))).toBe(true);
     expect(gitAs(laptop, p.laptop, ['stash', 'list'])).toMatch(/agent-handoff/);
   }, 120_000);
+});
+
+describe('bounded by --timeout, and network loss mid-handoff', () => {
+  it('a target that accepts and never answers ends in a clear error within --timeout, nothing changed', async () => {
+    const name = `hung-${Math.random().toString(36).slice(2, 6)}`;
+    const { pane } = await agentWithWork(name);
+    const hung = await silentListener();
+    const alias = `vega-hung-${name.slice(-4)}`;
+    const restore = sshAlias(world, alias, hung.port);
+    const since = new Set(journals(laptop));
+    const started = Date.now();
+    const r = await runHandoff(world, laptop, ['send', name, alias, '--no-focus', '--quiet', '--timeout', '5']).finally(async () => {
+      restore();
+      await hung.close();
+    });
+    const took = Date.now() - started;
+    const json = lastJson(r);
+    expect(r.code).not.toBe(0);
+    expect(json, r.stdout + r.stderr).toMatchObject({ ok: false });
+    expect(String(json?.error)).toMatch(/within 5 s/);
+    // 5 s for the connection plus the CLI's own start-up; never the 60 s default or a hang.
+    expect(took).toBeLessThan(12_000);
+    expect(journalsOf(name, since)).toEqual([]);
+    expect((await agents(world, laptop)).some((a) => a.pane_id === pane)).toBe(true);
+  }, 60_000);
+
+  for (const step of ['transfer', 'session'] as const) {
+    it(`the connection to the target drops during the ${step}: rollback, source agent restarted, recover cleans the target later`, async () => {
+      const name = `drop-${step.slice(0, 4)}-${Math.random().toString(36).slice(2, 6)}`;
+      const { pane } = await agentWithWork(name);
+      const before = treeHashes(p.laptop);
+      const proxy = await cuttableProxy({ host: world.sshd.host, port: world.sshd.port });
+      const alias = `vega-drop-${name.slice(-4)}`;
+      const restore = sshAlias(world, alias, proxy.port);
+      try {
+        const since = new Set(journals(laptop));
+        const sending = runHandoff(world, laptop, ['send', name, alias, '--no-focus', '--quiet', '--timeout', '10'], { AGENT_HANDOFF_TEST_PAUSE_AT: step, AGENT_HANDOFF_TEST_PAUSE_MS: '2000' });
+        await waitFor(`the ${step} step to begin`, async () => {
+          const j = journalOf(name, since);
+          return j && journalEvents(j).some((e) => e.type === 'begin' && e.step === step);
+        }, 60_000);
+        expect(proxy.cut()).toBeGreaterThan(0);
+        const r = await sending;
+        const json = lastJson(r) as { ok: boolean; code: string; details: { failed_step: string; undo_errors: unknown[]; source_restart: { restarted: boolean } } } | null;
+        expect(r.code, r.stdout + r.stderr).not.toBe(0);
+        expect(json?.details.failed_step).toBe(step);
+        // The target could not be rolled back (unreachable): said so, not hidden.
+        expect(json?.details.undo_errors.length, JSON.stringify(json)).toBeGreaterThan(0);
+        expect(json?.details.source_restart.restarted).toBe(true);
+        expect((await agents(world, laptop)).some((a) => a.pane_id === pane)).toBe(true);
+        expect(treeHashes(p.laptop)).toEqual(before);
+        const id = path.basename(journalOf(name, since)!, '.jsonl');
+        const hist = lastJson(await runHandoff(world, laptop, ['history', '--quiet'])) as { handoffs: { id: string; outcome: string; step: string; failed_step: string; agent: string; kind: string; from: string; to: string }[] };
+        expect(hist.handoffs.find((h) => h.id === id)).toMatchObject({ outcome: 'rollback_incomplete', failed_step: step, agent: name, kind: 'pi', to: expect.stringContaining('vega') });
+        // The network is back: recover finishes the rollback on the target.
+        const rec = await runHandoff(world, laptop, ['recover', id, '--quiet']);
+        expect(rec.code, rec.stdout + rec.stderr).toBe(0);
+        expect(targetLeftovers(vega, p.vega)).toEqual([]);
+        expect(markers(vega).filter((m) => m.startsWith(id))).toEqual([]);
+        const shown = lastJson(await runHandoff(world, laptop, ['show', id, '--quiet'])) as { handoff: { outcome: string; step: string } };
+        expect(shown.handoff).toMatchObject({ outcome: 'rolled_back', step });
+        expect((await agents(world, laptop)).filter((a) => a.pane_id === pane)).toHaveLength(1);
+      } finally {
+        restore();
+        await proxy.close();
+      }
+    }, 120_000);
+  }
 });

@@ -2,6 +2,7 @@
 // target holds, and whether any uncommitted byte went missing.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { gitAs, herdr, herdrOk, runAs, type ProcResult } from '../helpers/e2e.js';
 import type { World, WorldUser } from '../world/machines.js';
@@ -151,4 +152,54 @@ export function sshAlias(world: World, name: string, port: number, user = 'vega'
   const main = fs.readFileSync(mainCfg, 'utf8');
   if (!main.includes(line)) fs.writeFileSync(mainCfg, line + main);
   return () => fs.writeFileSync(mainCfg, fs.readFileSync(mainCfg, 'utf8').replace(line, ''));
+}
+
+/** A loopback TCP proxy to sshd whose open connections can be cut at will (the network drops). */
+export async function cuttableProxy(target: { host: string; port: number }): Promise<{ port: number; cut: () => number; close: () => Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target.port, target.host);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => undefined);
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    port,
+    cut: () => {
+      const n = sockets.size;
+      for (const s of sockets) s.destroy();
+      return n;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A TCP listener that accepts and never says a word (a hung machine behind a live port). */
+export async function silentListener(): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((s) => {
+    sockets.add(s);
+    s.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
 }
