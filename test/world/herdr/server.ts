@@ -484,7 +484,8 @@ export class SimServer {
   }
 
   private async spawnPane(ws: Workspace, first: boolean, cwd: string, env: Record<string, string>, code: string): Promise<Pane> {
-    const id = `${ws.id}:p${ws.nextPane}`;
+    // Same as workspaces: take the number before awaiting tmux.
+    const id = `${ws.id}:p${ws.nextPane++}`;
     const cmd = this.paneCommand(ws.id, id, env);
     const fmt = ['-P', '-F', '#{pane_id} #{pane_pid}'];
     const args = first
@@ -497,7 +498,6 @@ export class SimServer {
       throw new HerdrError(code, `failed to spawn shell: ${(err as Error).message}`);
     }
     const [tmuxId, pid] = out.trim().split(' ');
-    ws.nextPane++;
     const pane = this.newPane(ws, tmuxId ?? '', Number(pid), id, cwd);
     ws.panes.push(pane);
     return pane;
@@ -506,10 +506,10 @@ export class SimServer {
   private async workspaceCreate(p: JsonObject): Promise<JsonObject> {
     const env = this.parseEnv(p.env);
     const cwd = this.resolveDir(p.cwd, process.cwd(), 'workspace_create_failed');
-    const id = `w${encodeId(this.nextWs)}`;
+    // Take the id before any await: two concurrent creates must never share one.
+    const id = `w${encodeId(this.nextWs++)}`;
     const ws: Workspace = { id, label: typeof p.label === 'string' && p.label ? p.label : path.basename(cwd) || cwd, cwd, panes: [], focusedPaneId: `${id}:p1`, nextPane: 1, tmuxSession: `herdr-${id}` };
     const pane = await this.spawnPane(ws, true, cwd, env, 'workspace_create_failed');
-    this.nextWs++;
     this.workspaces.push(ws);
     if (p.focus === true || this.activeWs === null) this.activeWs = id;
     return { type: 'workspace_created', workspace: this.workspaceInfo(ws), tab: this.tabInfo(ws), root_pane: this.paneInfo(pane) };
