@@ -59,7 +59,7 @@ describe('two sends of one agent', () => {
     await agentWithWork(name);
     const since = new Set(journals(laptop));
     // The first holds its lock and pauses at the quit, so the second plans against a live agent.
-    const first = runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet'], { AGENT_HANDOFF_TEST_PAUSE_AT: 'quit', AGENT_HANDOFF_TEST_PAUSE_MS: '6000' });
+    const first = runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet'], { AGENT_HANDOFF_TEST_PAUSE_AT: 'quit', AGENT_HANDOFF_TEST_PAUSE_MS: '15000' });
     await waitFor('the first send to begin its quit', async () => {
       const j = journalOf(name, since);
       return j && journalEvents(j).some((e) => e.type === 'begin' && e.step === 'quit');
@@ -105,8 +105,8 @@ describe('two sends of one agent', () => {
     const refused = results.filter((r) => r.code !== 0);
     expect(ok, JSON.stringify(results)).toHaveLength(1);
     expect(refused[0]?.json, JSON.stringify(results)).toMatchObject({ ok: false, code: 'handoff_in_progress' });
-    const onVega = (await agents(world, vega)).filter((x) => (x.foreground_cwd ?? x.cwd ?? '') === `${p.vega}.worktrees/${name}`);
-    expect(onVega).toHaveLength(1);
+    const targetPane = (ok[0]!.json?.target_agent as { pane: string }).pane;
+    expect((await agents(world, vega)).filter((x) => x.pane_id === targetPane)).toHaveLength(1);
   }, 120_000);
 
   it('a stale lock left by a killed controller is taken over by the next send', async () => {

@@ -135,7 +135,7 @@ describe('hostile input', () => {
     expect(canaries()).toEqual([]);
     // The agent is untouched.
     expect((await agents(world, laptop)).some((x) => x.pane_id === a.pane)).toBe(true);
-  }, 120_000);
+  }, 300_000);
 
   it('hands off a repo, branch and files named with shell syntax to a fish user, intact', async () => {
     const name = `hostile-${tag}`;
