@@ -26,8 +26,8 @@ function sendOptions(y: Argv) {
     .option('keep-source-changes', { type: 'boolean', describe: 'Do not stash the uncommitted changes at the source' })
     .option('name', { type: 'string', describe: 'herdr agent name on the target' })
     .option('session', { type: 'string', describe: 'Session id or transcript path, when herdr does not know it' })
-    // No type: `--no-focus` (workspace) gives false, `--focus TEXT` (hand-off brief) gives the text.
-    .option('focus', { describe: 'Hand-off brief: what to focus on (--focus TEXT); --no-focus: do not focus the new workspace' })
+    // `--no-focus` (workspace) gives false, `--focus TEXT` (hand-off brief) gives the text, absent gives true.
+    .option('focus', { type: 'string', default: true, describe: 'Focus the new workspace on the target (--no-focus); --focus TEXT: hand-off brief focus' })
     .option('trust', { type: 'boolean', default: true, describe: 'Answer the folder-trust screen (--no-trust)' })
     .option('timeout', { type: 'number', describe: 'Seconds any single step may take (default 120)' })
     .option('brief', { type: 'string', describe: 'First message to the resumed agent (with where it moved from and what came along)' })

@@ -16,7 +16,7 @@ export interface CommandSpec {
   name: string;
   /** Positional names in order (from `send <agent> [target]`). */
   positionals: string[];
-  /** Flags with whether they take a value; booleans that default to true also get `--no-<flag>`. */
+  /** Flags with whether they take a value; flags that default to true also get `--no-<flag>`. */
   flags: { name: string; takesValue: boolean; negatable: boolean }[];
 }
 
@@ -43,7 +43,7 @@ export function flagsFromUsage(usage: string): CommandSpec['flags'] {
     if (!m) continue;
     const rest = m[2] ?? '';
     const type = /\[(boolean|string|number|array|count)\]/.exec(rest)?.[1] ?? 'boolean';
-    flags.push({ name: m[1]!, takesValue: type !== 'boolean' && type !== 'count', negatable: type === 'boolean' && /\[default: true\]/.test(rest) });
+    flags.push({ name: m[1]!, takesValue: type !== 'boolean' && type !== 'count', negatable: /\[default: true\]/.test(rest) });
   }
   return flags;
 }

@@ -59,7 +59,7 @@ describe('completion candidates', () => {
     [['send', '--dir', '/x', ''], ['reviewer', 'w3:p1', 'pi-main']],
     [['send', 'reviewer', '--from', ''], ['vega', 'build-box']],
     [['send', 'reviewer', '--dir', ''], []],
-    [['send', 'reviewer', '--d'], ['--dry-run', '--dir']],
+    [['send', 'reviewer', '--d'], ['--dry-run', '--dir', '--done-when']],
     [['send', 'reviewer', '--no-'], ['--no-focus', '--no-trust']],
     [['send', 'reviewer', '--dry-run', '--dr'], []],
     [['send', 'reviewer', 'vega', '--', ''], []],

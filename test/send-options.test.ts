@@ -36,3 +36,14 @@ describe('send options', () => {
     expect(parseSendOptions({ agent: 'a', here: true, newWorktree: true })).toMatchObject({ here: true, newWorktree: true });
   });
 });
+
+describe('hand-off brief options', () => {
+  it('--focus TEXT is the brief; --no-focus stays the workspace flag', () => {
+    expect(parseSendOptions({ agent: 'a', target: 't', focus: 'fix it', doneWhen: 'green' })).toMatchObject({ focus: true, briefFocus: 'fix it', doneWhen: 'green' });
+    expect(parseSendOptions({ agent: 'a', target: 't', focus: false })).toMatchObject({ focus: false, briefFocus: null });
+    expect(parseSendOptions({ agent: 'a', target: 't', focus: false, briefFocus: 'x' })).toMatchObject({ focus: false, briefFocus: 'x' });
+  });
+  it('refuses --brief together with --focus TEXT or --done-when', () => {
+    expect(() => parseSendOptions({ agent: 'a', target: 't', brief: 'b', doneWhen: 'd' })).toThrow(/--brief replaces/);
+  });
+});

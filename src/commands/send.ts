@@ -10,6 +10,9 @@ import { buildPlan, type Plan } from '../handoff/plan.js';
 import { openSides, type Sides } from '../handoff/sides.js';
 import { deferSelf, selfWithFrom, type DeferredJob } from '../handoff/self.js';
 import { createProgress } from '../progress.js';
+import { recoverOne, unfinishedFor, type RecoverReport } from '../handoff/recover.js';
+import { buildBrief, deliverBrief, wantsBrief, type BriefOutcome } from '../handoff/brief.js';
+import { recordMoved } from '../handoff/moved.js';
 import { registerResultSchema } from '../result.js';
 import type { CommandContext, CommandOutput } from './index.js';
 
@@ -47,7 +50,11 @@ export const SendResult = z.object({
   command: z.literal('send'),
   dry_run: z.boolean(),
   deferred: z.boolean(),
-  plan: PlanJson,
+  plan: PlanJson.optional().describe('Absent only when `resumed` finished an earlier handoff of this agent instead'),
+  resumed: z
+    .array(z.object({ id: z.string(), action: z.string() }).loose())
+    .optional()
+    .describe('Unfinished earlier handoffs of this agent that this run finished or rolled back first'),
   target_worktree: z.string().optional(),
   branch: z.string().optional(),
   cwd: z.string().optional(),
@@ -63,6 +70,7 @@ export const SendResult = z.object({
   verified: z.array(z.string()).optional(),
   bytes_sent: z.number().optional(),
   steps: z.array(z.object({ step: z.string(), ms: z.number(), ok: z.boolean() })).optional(),
+  brief: z.object({ status: z.enum(['delivered', 'not_delivered', 'skipped_waiting_for_user']), text: z.string() }).optional().describe('--brief/--focus/--done-when: the first message sent to the resumed agent'),
   helper: z.object({ workspace: z.string(), pane: z.string(), job: z.string() }).optional().describe('--self: the helper that will run the handoff after this turn'),
 });
 registerResultSchema('send', SendResult);
@@ -140,6 +148,12 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
   // Refused before connecting anywhere (exit 2, like the other flag rules).
   if (opts.self && opts.from) throw selfWithFrom();
   const progress = createProgress(ctx.stderr, { quiet: ctx.quiet });
+  const resumed = opts.dryRun ? [] : await finishEarlierHandoffs(opts, ctx, progress);
+  const completed = resumed.find((r) => r.action === 'completed');
+  if (completed) {
+    // The earlier run had the agent running on its target already: that handoff is now finished.
+    return { result: { ok: true, command: 'send', dry_run: false, deferred: false, resumed }, exitCode: 0 };
+  }
   const id = newHandoffId();
   const sides = await progress.step('connecting', () => openSides(opts));
   const controller = os.hostname();
@@ -190,7 +204,22 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
         .then((i) => i.foreground_process_group_id === i.shell_pid)
         .catch(() => false);
       journal.outcome('succeeded');
-      return { result: resultOf(plan, sides, done, progress.timings, atShell), exitCode: 0 };
+      // After success, nothing here may fail the handoff: these are notes and courtesies.
+      const moved = await recordMoved(sides.source.host, stateOnSource, {
+        kind: plan.kind,
+        session: plan.session.id,
+        to: sides.target.host.label,
+        target_path: plan.sessionPlacement.file,
+        at: new Date().toISOString(),
+        handoff: id,
+      }).then(
+        () => null,
+        (err: unknown) => `Could not note at the source that the session moved: ${err instanceof Error ? err.message : String(err)}`,
+      );
+      const brief = await sendBrief(plan, sides, done, progress);
+      const result = resultOf(plan, sides, done, progress.timings, atShell);
+      if (moved) result.plan?.warnings.push(moved);
+      return { result: { ...result, ...(brief ? { brief } : {}), ...(resumed.length > 0 ? { resumed } : {}) }, exitCode: 0 };
     } catch (err) {
       journal.outcome(err instanceof HandoffFailed ? 'rolled_back' : 'failed', { error: err instanceof Error ? err.message : String(err) });
       throw err;
@@ -202,6 +231,55 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
   } finally {
     await sides.close();
   }
+}
+
+/**
+ * Re-running `send` after an uncertain end (killed controller, lost network) finishes or rolls
+ * back the unfinished handoff of that agent first, instead of starting a second one beside it.
+ * A different target than the unfinished one is refused: the user must say which they want.
+ */
+async function finishEarlierHandoffs(opts: SendOptions, ctx: CommandContext, progress: ReturnType<typeof createProgress>): Promise<RecoverReport[]> {
+  const dir = stateDir(ctx.env);
+  const pending = unfinishedFor(dir, { sourceSpec: opts.from ?? 'local', agent: opts.agent, pane: opts.agent, ...(opts.session ? { session: opts.session } : {}) });
+  const reports: RecoverReport[] = [];
+  const wantedTarget = opts.here ? 'local' : (opts.target ?? 'local');
+  for (const earlier of pending) {
+    const header = Journal.open(dir, earlier).events().find((e) => e.type === 'header')?.data ?? {};
+    if (typeof header.target_spec === 'string' && header.target_spec !== wantedTarget) {
+      throw new HandoffError('handoff_in_progress', `An unfinished handoff of this agent to ${header.target_spec} (${earlier}) exists; this one goes to ${wantedTarget}.`, {
+        fix: `Finish or undo it first with \`agent-handoff recover ${earlier}\` (add --rollback to undo), then run this send again.`,
+        details: { unfinished: earlier },
+      });
+    }
+    const report = await progress.step(`finishing the earlier handoff ${earlier}`, () => recoverOne(dir, earlier, { forceRollback: false, timeoutS: opts.timeoutS }));
+    if (report.action === 'still_running') {
+      throw new HandoffError('handoff_in_progress', `A handoff of this agent (${earlier}) is still running.`, { fix: 'Wait for it to finish; `agent-handoff history` shows it.', details: { unfinished: earlier } });
+    }
+    reports.push(report);
+  }
+  return reports;
+}
+
+/** The hand-off brief, when asked for: delivered once the agent is idle on the target. */
+async function sendBrief(plan: Plan, sides: Sides, done: ExecuteResult, progress: ReturnType<typeof createProgress>): Promise<{ status: BriefOutcome; text: string } | null> {
+  const opts = plan.opts;
+  const asked = { brief: opts.brief, focus: opts.briefFocus, doneWhen: opts.doneWhen };
+  if (!wantsBrief(asked)) return null;
+  const text = buildBrief({
+    sourceHost: sides.source.host.label,
+    sourcePath: plan.cwd,
+    targetHost: sides.target.host.label,
+    targetPath: done.snapshot.relativeCwd ? `${done.placementWorktree}/${done.snapshot.relativeCwd}` : done.placementWorktree,
+    head: done.snapshot.head,
+    branch: done.branch,
+    restoredFiles: done.snapshot.changedFiles.map((f) => f.path),
+    ...asked,
+  });
+  if (done.start.waitingForUser.length > 0) return { status: 'skipped_waiting_for_user', text };
+  const status = await progress
+    .step('sending the hand-off brief', () => deliverBrief(sides.target.herdr, done.start.pane, text, { timeoutMs: opts.timeoutS * 1000 }))
+    .catch((): BriefOutcome => 'not_delivered');
+  return { status, text };
 }
 
 /** The source host's state folder (its XDG_STATE_HOME, else ~/.local/state) — for the lock. */

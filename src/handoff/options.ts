@@ -50,6 +50,8 @@ export interface RawSendArgs {
   trust?: unknown;
   timeout?: unknown;
   brief?: unknown;
+  /** Set directly by the --self job (a bare `focus` there is the workspace flag). */
+  briefFocus?: unknown;
   doneWhen?: unknown;
   '--'?: unknown;
 }
@@ -94,7 +96,7 @@ export function parseSendOptions(raw: RawSendArgs): SendOptions {
     timeoutS: positiveSeconds(raw.timeout, '--timeout', DEFAULT_STEP_TIMEOUT_S),
     agentArgs: Array.isArray(raw['--']) ? raw['--'].map(String) : [],
     brief: str(raw.brief),
-    briefFocus: typeof raw.focus === 'string' && raw.focus !== '' && raw.focus !== 'true' && raw.focus !== 'false' ? raw.focus : null,
+    briefFocus: str(raw.briefFocus) ?? (typeof raw.focus === 'string' && raw.focus !== '' && raw.focus !== 'true' && raw.focus !== 'false' ? raw.focus : null),
     doneWhen: str(raw.doneWhen),
   };
   if (opts.brief && (opts.briefFocus || opts.doneWhen)) throw new UsageError('--brief replaces --focus and --done-when; give one or the other.', 'Put everything in --brief, or use --focus and --done-when.');

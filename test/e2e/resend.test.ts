@@ -1,0 +1,49 @@
+// e2e: re-running the same `send` after the controller died finishes the unfinished handoff of
+// that agent instead of starting a second one beside it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useWorld } from '../helpers/world.js';
+import { handoff, herdr, makeProject, screen, startFakeAgent, waitFor } from '../helpers/e2e.js';
+import type { World } from '../world/machines.js';
+
+let world: World;
+const cleanup: { user: 'laptop' | 'vega'; ws: string }[] = [];
+
+beforeAll(async () => {
+  world = await useWorld();
+});
+
+afterAll(async () => {
+  for (const c of cleanup) await herdr(world, world.users[c.user]!, ['workspace', 'close', c.ws]).catch(() => undefined);
+});
+
+async function killedSend(kill: string): Promise<string> {
+  const laptop = world.users.laptop!;
+  const p = makeProject(world, `resend-${kill.replace(':', '-')}`);
+  const name = `rs-${Math.random().toString(36).slice(2, 6)}`;
+  const agent = await startFakeAgent(world, laptop, 'pi', p.laptop, { name, args: ['hi'] });
+  cleanup.push({ user: 'laptop', ws: agent.workspace });
+  await waitFor('the first reply', async () => (await screen(world, laptop, agent.pane)).includes('Fake reply: hi'));
+  const r = await handoff(world, laptop, ['send', name, 'vega', '--no-focus'], { env: { AGENT_HANDOFF_TEST_KILL_AT: kill } }).catch((err: Error) => err);
+  // SIGKILL: no JSON at all.
+  expect(r).toBeInstanceOf(Error);
+  return name;
+}
+
+describe('send again after an uncertain end', () => {
+  it('rolls back a handoff killed before placement, then moves the agent', async () => {
+    const name = await killedSend('before:place');
+    // The agent was quit and not restarted: herdr no longer knows the name; its pane does.
+    const r = await handoff(world, world.users.laptop!, ['send', name, 'vega', '--no-focus']);
+    expect(r.json.ok, JSON.stringify(r.json)).toBe(true);
+    expect(r.json.resumed).toEqual([expect.objectContaining({ action: 'rolled_back' })]);
+    const out = r.json as { target_agent: { workspace: string } };
+    cleanup.push({ user: 'vega', ws: out.target_agent.workspace });
+  }, 180_000);
+
+  it('completes a handoff killed after the agent started on the target, without a second one', async () => {
+    const name = await killedSend('before:stash');
+    const r = await handoff(world, world.users.laptop!, ['send', name, 'vega', '--no-focus']);
+    expect(r.json, JSON.stringify(r.json)).toMatchObject({ ok: true, resumed: [expect.objectContaining({ action: 'completed' })] });
+    expect(r.json.plan).toBeUndefined();
+  }, 180_000);
+});
