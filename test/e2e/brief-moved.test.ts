@@ -28,7 +28,8 @@ describe('hand-off brief and moved notes', () => {
     await waitFor('the first reply', async () => (await screen(world, laptop, agent.pane)).includes('Fake reply: hello'));
     writeAs(laptop, `${p.laptop}/README.md`, 'hello\nedited\n');
 
-    const r = await handoff(world, laptop, ['send', name, 'vega', '--no-focus', '--focus', 'finish the parser', '--done-when', 'npm test passes']);
+    // (--focus TEXT is the brief's focus; the workspace is then focused — --no-focus goes with --brief.)
+    const r = await handoff(world, laptop, ['send', name, 'vega', '--focus', 'finish the parser', '--done-when', 'npm test passes']);
     expect(r.json, JSON.stringify(r.json)).toMatchObject({ ok: true, brief: { status: 'delivered' } });
     const out = r.json as { target_agent: { pane: string; workspace: string }; brief: { text: string }; plan: { will_create: { session_file: string }; transcript: string } };
     cleanup.push({ user: 'vega', ws: out.target_agent.workspace });

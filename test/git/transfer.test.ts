@@ -24,7 +24,7 @@ describe('transfer', () => {
     const ids = new Set(Array.from({ length: 20 }, () => newHandoffId()));
     expect(ids.size).toBe(20);
     for (const id of ids) {
-      expect(id).toMatch(/^[0-9a-z]+-[0-9a-f]{12}$/);
+      expect(id).toMatch(/^\d{8}-\d{6}-[0-9a-f]{16}$/);
       expect(() => g('/', 'check-ref-format', handoffRefs(id).wip)).not.toThrow();
     }
     expect(() => handoffRefs('../evil')).toThrow();
