@@ -32,7 +32,11 @@ async function killedSend(kill: string): Promise<string> {
 describe('send again after an uncertain end', () => {
   it('rolls back a handoff killed before placement, then moves the agent', async () => {
     const name = await killedSend('before:place');
-    // The agent was quit and not restarted: herdr no longer knows the name; its pane does.
+    // Another target than the unfinished handoff's is refused, with the way out.
+    const other = await handoff(world, world.users.laptop!, ['send', name, '--here']);
+    expect(other.json).toMatchObject({ ok: false, code: 'handoff_in_progress' });
+    expect(other.json.fix).toMatch(/agent-handoff recover /);
+    // The same send again finishes the earlier one (here: rolls it back), then moves the agent.
     const r = await handoff(world, world.users.laptop!, ['send', name, 'vega', '--no-focus']);
     expect(r.json.ok, JSON.stringify(r.json)).toBe(true);
     expect(r.json.resumed).toEqual([expect.objectContaining({ action: 'rolled_back' })]);
