@@ -160,9 +160,5 @@ export function listJournals(dir: string): JournalSummary[] {
     .sort((a, b) => b.time.localeCompare(a.time));
 }
 
-/** A handoff id: time-ordered and with enough randomness never to collide (16 hex of entropy). */
-export function newHandoffId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
-  const rand = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('');
-  return `${stamp}-${rand}`;
-}
+/** The one handoff id generator (src/handoff-id.ts), re-exported where journals are made. */
+export { newHandoffId } from '../handoff-id.js';
