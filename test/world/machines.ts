@@ -163,6 +163,10 @@ function ensureUser(name: string, shell: string): WorldUser {
     fs.mkdirSync(path.join(e.home, '.config', 'fish'), { recursive: true });
     sh('chown', ['-R', `${e.uid}:${e.gid}`, path.join(e.home, '.config')]);
     writeOwned(user, path.join(e.home, '.config', 'fish', 'config.fish'), `if status is-login\n  set -gx PATH ${path.join(WORLD_DIR, 'bin')} $PATH\nend\n`, 0o644);
+    // A fresh fish generates man-page completions (python3, in the pane's foreground group) on its
+    // first interactive start, for a minute or more on a loaded machine, and herdr then sees no
+    // bare shell. fish skips that when the folder exists, as for a user who has used fish before.
+    runAsSync(user, ['mkdir', '-p', path.join(e.home, '.local', 'share', 'fish', 'generated_completions')]);
   }
   return user;
 }
