@@ -31,8 +31,13 @@ function singleQuote(value: string): string {
 
 /** printf format that reproduces `value`'s bytes exactly; only [A-Za-z0-9_./,:+=@-] stay literal. */
 export function printfOctal(value: string): string {
+  return printfOctalBytes(Buffer.from(value, 'utf8'));
+}
+
+/** printf format that reproduces these bytes exactly. */
+export function printfOctalBytes(bytes: Buffer): string {
   let out = '';
-  for (const byte of Buffer.from(value, 'utf8')) {
+  for (const byte of bytes) {
     const ch = String.fromCharCode(byte);
     out += /[A-Za-z0-9_./,:+=@-]/.test(ch) ? ch : `\\${byte.toString(8).padStart(3, '0')}`;
   }

@@ -16,7 +16,8 @@ import { HostError } from '../errors.js';
 import type { DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResult, WriteOptions } from './host.js';
 import { makeLoginProbe } from './login-env.js';
 import { loginPathWithExtras } from './login-path.js';
-import { buildHeader, EXEC_COMMAND, StartMarkFilter } from './remote-command.js';
+import { buildHeader, EXEC_COMMAND, StartMarkFilter, type HeaderSpec } from './remote-command.js';
+import { CommandShell, SHELL_STDIN_MAX, shellLoop } from './ssh-shell.js';
 import { authMethodOf, forwardOut, handshake, resolveChain, tcpConnect, type HandshakeOptions, type Hop } from './ssh-connect.js';
 import { hopLabel, type SshError } from './ssh-errors.js';
 import type { ResolvedTarget, ResolveOptions } from './ssh-target.js';
@@ -28,6 +29,8 @@ const DEFAULT_COMMAND_TIMEOUT_MS = 120_000;
 const DEFAULT_LOGIN_ENV_TIMEOUT_MS = 5_000;
 /** sshd's default MaxSessions is 10; stay below it (the SFTP channel counts too). */
 const DEFAULT_MAX_CHANNELS = 8;
+/** Long-lived command shells (ssh-shell.ts); each keeps one channel slot. */
+const MAX_SHELLS = 3;
 
 export interface SshHostOptions extends ResolveOptions, HandshakeOptions {
   /** Replace the identity files from the ssh config (tests, programmatic use). */
@@ -127,6 +130,10 @@ const WRITE_SCRIPT = 'umask 077; : >"$1" || exit 67; chmod -- "$2" "$1" || exit 
 const WHICH_SCRIPT = 'case $1 in */*) [ -f "$1" ] && [ -x "$1" ] && { printf "%s\\n" "$1"; exit 0; }; exit 1;; esac; IFS=:; set -f; for d in $PATH; do [ -n "$d" ] || continue; if [ -f "$d/$1" ] && [ -x "$d/$1" ]; then printf "%s\\n" "$d/$1"; exit 0; fi; done; exit 1';
 const TOUCH_SCRIPT = '[ -e "$1" ] || exit 66; touch -a -d "$2" -- "$1" && touch -m -d "$3" -- "$1"';
 const NOT_FOUND_EXIT = 66;
+/** readFile: too big for one answer, or not a regular file: stream it instead. */
+const CAT_FALLBACK_EXIT = 65;
+const CAT_SCRIPT = `[ -e "$1" ] || exit 66; [ -f "$1" ] || exit 65; [ "$(wc -c <"$1")" -le ${8 * 1024 * 1024} ] || exit 65; exec cat -- "$1"`;
+const SMALL_WRITE_SCRIPT = 'umask 077; : >"$1" || exit 67; chmod -- "$2" "$1" || exit 67; exec cat >"$1"';
 
 interface ExecOutcome {
   exitCode: number;
@@ -165,6 +172,9 @@ export class SshHost implements Host {
   private closing: Promise<void> | undefined;
   private sftpPromise: Promise<SFTPWrapper> | undefined;
   private infoPromise: Promise<HostInfo> | undefined;
+  private readonly shells: CommandShell[] = [];
+  private shellsOpening = 0;
+  private readonly shellMark = `AHSH${randomBytes(8).toString('hex')}`;
 
   private constructor(chain: ResolvedTarget[], hops: Hop[], socket: net.Socket, opts: SshHostOptions, connectMs: number) {
     this.chain = chain;
@@ -270,8 +280,60 @@ export class SshHost implements Host {
     }
   }
 
-  /** Run a header; collect or pipe stdout; bounded by timeoutMs. */
-  private async execHeader(header: string, o: { stdin?: RunOptions['stdin']; stdout?: Writable; timeoutMs: number; what: string }): Promise<ExecOutcome> {
+  /**
+   * An idle command shell, opening one when there is room; null when all are busy (the caller
+   * then uses a plain exec channel, so parallel commands never queue behind each other).
+   */
+  private async takeShell(): Promise<CommandShell | null> {
+    const idle = this.shells.find((s) => !s.busy && !s.dead);
+    if (idle) {
+      idle.busy = true;
+      return idle;
+    }
+    if (this.shells.length + this.shellsOpening >= MAX_SHELLS) return null;
+    this.shellsOpening++;
+    try {
+      const ch = await this.openExec();
+      this.counts.commands--; // the shell itself is not a command; its commands are counted
+      ch.write(`${shellLoop(this.shellMark)}\n`);
+      const shell = new CommandShell(ch, this.shellMark, this.label, killChannel);
+      shell.busy = true;
+      this.shells.push(shell);
+      this.onLost.add((e) => shell.fail(e));
+      return shell;
+    } finally {
+      this.shellsOpening--;
+    }
+  }
+
+  private releaseShell(shell: CommandShell): void {
+    shell.busy = false;
+    if (shell.dead) this.shells.splice(this.shells.indexOf(shell) >>> 0, 1);
+  }
+
+  /** Run a header; collect or pipe stdout; bounded by timeoutMs. Small commands go through a command shell. */
+  private async execHeader(spec: HeaderSpec, o: { stdin?: RunOptions['stdin']; stdout?: Writable; timeoutMs: number; what: string }): Promise<ExecOutcome> {
+    const input = o.stdin;
+    const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : Buffer.isBuffer(input) ? input : undefined;
+    if (!o.stdout && (input === undefined || (bytes && bytes.length <= SHELL_STDIN_MAX))) {
+      const shell = await this.takeShell();
+      if (shell) {
+        try {
+          const header = buildHeader(spec);
+          this.counts.commands++;
+          return await shell.run(header, bytes, o.timeoutMs, o.what);
+        } catch (err) {
+          throw err instanceof HostError && err.code === 'command_timeout' ? err : (this.lost ?? err);
+        } finally {
+          this.releaseShell(shell);
+        }
+      }
+    }
+    return this.execChannel(buildHeader({ ...spec, startMark: this.mark }), o);
+  }
+
+  /** Run a header on its own exec channel. */
+  private async execChannel(header: string, o: { stdin?: RunOptions['stdin']; stdout?: Writable; timeoutMs: number; what: string }): Promise<ExecOutcome> {
     const ch = await this.openExec();
     return new Promise<ExecOutcome>((resolve, reject) => {
       const out: Buffer[] = [];
@@ -338,9 +400,8 @@ export class SshHost implements Host {
   async run(argv: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
     if (!argv[0]) throw new HostError('bad_command', 'Empty command line.');
     const info = await this.info();
-    const header = buildHeader({ argv, env: { ...info.loginEnv, ...opts.env }, ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}), startMark: this.mark });
     const started = Date.now();
-    const r = await this.execHeader(header, {
+    const r = await this.execHeader({ argv, env: { ...info.loginEnv, ...opts.env }, ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}) }, {
       ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
       ...(opts.stdout ? { stdout: opts.stdout } : {}),
       timeoutMs: opts.timeoutMs ?? this.commandTimeoutMs,
@@ -351,7 +412,7 @@ export class SshHost implements Host {
 
   /** A file helper script (bare remote PATH is enough for sh, cat, chmod, touch, rm, mv). */
   private async script(script: string, args: string[], what: string): Promise<ExecOutcome> {
-    return this.execHeader(buildHeader({ argv: ['/bin/sh', '-c', script, 'sh', ...args] }), { timeoutMs: this.commandTimeoutMs, what });
+    return this.execHeader({ argv: ['/bin/sh', '-c', script, 'sh', ...args] }, { timeoutMs: this.commandTimeoutMs, what });
   }
 
   private ioError(op: string, p: string, stderr: Buffer | string, exitCode?: number): HostError {
@@ -407,6 +468,10 @@ export class SshHost implements Host {
   }
 
   async readFile(p: string): Promise<Buffer> {
+    // Small files: one round trip on a command shell.
+    const r = await this.script(CAT_SCRIPT, [p], 'cat');
+    if (r.exitCode === 0) return r.stdout;
+    if (r.exitCode !== CAT_FALLBACK_EXIT) throw this.ioError('Reading', p, r.stderr, r.exitCode);
     const chunks: Buffer[] = [];
     for await (const chunk of await this.readStream(p)) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks);
@@ -451,6 +516,12 @@ export class SshHost implements Host {
   }
 
   async writeFile(p: string, data: string | Buffer, opts: WriteOptions = {}): Promise<void> {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    if (bytes.length <= SHELL_STDIN_MAX) {
+      const r = await this.execHeader({ argv: ['/bin/sh', '-c', SMALL_WRITE_SCRIPT, 'sh', p, (opts.mode ?? 0o600).toString(8)] }, { stdin: bytes, timeoutMs: this.commandTimeoutMs, what: 'write' });
+      if (r.exitCode !== 0) throw this.ioError('Writing', p, r.stderr, r.exitCode);
+      return;
+    }
     const { stream, done } = await this.writeStream(p, opts);
     stream.end(data);
     await done;
@@ -664,6 +735,7 @@ export class SshHost implements Host {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
+      for (const shell of this.shells) shell.close();
       for (const hop of [...this.hops].reverse()) hop.client.end();
       // Give sshd a moment for a clean goodbye, then make sure nothing keeps the process alive.
       if (!this.socket.destroyed) {

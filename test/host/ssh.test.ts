@@ -110,6 +110,28 @@ describe('one connection', () => {
     expect(log.split('\n').filter((l) => l.includes('Accepted publickey') && l.includes(` port ${port} `)).length).toBe(1);
   });
 
+  it('runs small commands, file reads and writes on one command shell, byte-exact', async () => {
+    const host = await SshHost.connect('w-vega', fx.opts);
+    try {
+      const info = await host.info();
+      const file = path.posix.join(info.tmpdir, `ah-shell-${process.pid}`);
+      const bytes = Buffer.from(Array.from({ length: 4096 }, (_, i) => i % 256));
+      const before = host.counters.channels;
+      for (let i = 0; i < 10; i++) expect((await host.run(['sh', '-c', 'printf "%s" "$1"; printf e >&2; exit 3', 'sh', `out ${i}`])).stdout).toBe(`out ${i}`);
+      await host.writeFile(file, bytes, { mode: 0o640 });
+      expect((await host.readFile(file)).equals(bytes)).toBe(true);
+      // stdin through the shell, and a program that prints something that looks like framing.
+      const r = await host.run(['cat'], { stdin: 'AHSH 0 1 1\nline\n' });
+      expect(r).toMatchObject({ exitCode: 0, stdout: 'AHSH 0 1 1\nline\n', stderr: '' });
+      expect(await hostErrorOf(host.readFile(`${file}.missing`))).toMatchObject({ code: 'not_found' });
+      // One channel for the shell (the info probe came before `before`): not one per command.
+      expect(host.counters.channels - before).toBeLessThanOrEqual(1);
+      await host.remove(file);
+    } finally {
+      await host.close();
+    }
+  });
+
   it('queues channels below MaxSessions: 30 parallel commands all succeed', async () => {
     const host = await SshHost.connect('w-vega', { ...fx.opts, maxChannels: 8 });
     try {
