@@ -1,16 +1,20 @@
-// `send <agent> [target]`: plan (and stop there with --dry-run), lock, journal, execute.
+// `send <agent> [target]`: lock the agent's pane and plan at once (a dry run only looks at the
+// lock), lock its session, journal, execute.
 import os from 'node:os';
 import { z } from 'zod';
 import { HandoffError } from '../errors.js';
 import { execute, HandoffFailed, type ExecuteResult } from '../handoff/execute.js';
 import { Journal, newHandoffId, stateDir } from '../handoff/journal.js';
-import { acquireLock, localLiveness } from '../handoff/lock.js';
+import { acquireLock, heldFor, inProgress, localLiveness, lockHolder, paneLockKey, sessionLockKey, type HeldLock, type LockOwner } from '../handoff/lock.js';
+import { findAgent, sessionIdOf } from '../handoff/find-agent.js';
+import { hostStateDir } from '../handoff/marker.js';
+import { processStartId } from '../handoff/process-age.js';
 import type { SendOptions } from '../handoff/options.js';
 import { buildPlan, type Plan } from '../handoff/plan.js';
 import { openSides, type Sides } from '../handoff/sides.js';
 import { deferSelf, selfWithFrom, type DeferredJob } from '../handoff/self.js';
 import { createProgress } from '../progress.js';
-import { recoverOne, unfinishedFor, type RecoverReport } from '../handoff/recover.js';
+import { recoverOne, stillRunning, unfinishedFor, type RecoverReport } from '../handoff/recover.js';
 import { buildBrief, deliverBrief, wantsBrief, type BriefOutcome } from '../handoff/brief.js';
 import { recordMoved } from '../handoff/moved.js';
 import { registerResultSchema } from '../result.js';
@@ -72,6 +76,10 @@ export const SendResult = z.object({
   steps: z.array(z.object({ step: z.string(), ms: z.number(), ok: z.boolean() })).optional(),
   brief: z.object({ status: z.enum(['delivered', 'not_delivered', 'skipped_waiting_for_user']), text: z.string() }).optional().describe('--brief/--focus/--done-when: the first message sent to the resumed agent'),
   helper: z.object({ workspace: z.string(), pane: z.string(), job: z.string() }).optional().describe('--self: the helper that will run the handoff after this turn'),
+  running_handoff: z
+    .object({ id: z.string(), controller: z.string(), pid: z.number(), started: z.string() })
+    .optional()
+    .describe('--dry-run: a handoff of this agent is running right now (a real send would be refused until it ends)'),
 });
 registerResultSchema('send', SendResult);
 
@@ -157,33 +165,58 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
   const id = newHandoffId();
   const sides = await progress.step('connecting', () => openSides(opts));
   const controller = os.hostname();
+  const owner: LockOwner = { handoff: id, controller, pid: process.pid, pid_start: processStartId(process.pid), started: new Date().toISOString() };
+  const isAlive = localLiveness(controller);
+  const stateOnSource = hostStateDir(sides.source.info);
+  const locks: HeldLock[] = [];
   const aborter = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => aborter.abort(sig);
   try {
     const expect = args.expect as DeferredJob['expect'] | undefined;
-    if (expect) {
-      // --self helper: wait for the agent's turn to end before planning.
-      await progress.step('waiting for the agent to finish its turn', () => sides.source.herdr.agentWait(expect.pane, ['idle', 'done'], opts.waitTimeoutS * 1000));
-    }
-    const plan = await progress.step('planning', () => buildPlan({ id, opts, sides, callerPane: expect ? undefined : ctx.env.HERDR_PANE_ID }));
+    // The pane lock is taken while the plan is made (planning only reads): a second send of this
+    // agent is refused at once, never left to find the agent already quit by the first. A dry run
+    // and the --self request change nothing, so they only look (the --self helper takes it).
+    const claiming = claimAgent(sides, opts.agent, { stateDir: stateOnSource, owner, isAlive, take: !opts.dryRun && !opts.self });
+    const planning = (async () => {
+      if (expect) {
+        // --self helper: wait for the agent's turn to end before planning.
+        await progress.step('waiting for the agent to finish its turn', () => sides.source.herdr.agentWait(expect.pane, ['idle', 'done'], opts.waitTimeoutS * 1000));
+      }
+      return progress.step('planning', () => buildPlan({ id, opts, sides, callerPane: expect ? undefined : ctx.env.HERDR_PANE_ID }));
+    })();
+    const [claimed, planned] = await Promise.allSettled([claiming, planning]);
+    if (claimed.status === 'fulfilled' && claimed.value.lock) locks.push(claimed.value.lock);
+    // Another handoff of this agent explains any planning failure (it may have quit the agent).
+    if (claimed.status === 'rejected' && claimed.reason instanceof HandoffError && claimed.reason.code === 'handoff_in_progress') throw claimed.reason;
+    if (planned.status === 'rejected') throw planned.reason;
+    if (claimed.status === 'rejected') throw claimed.reason;
+    const plan = planned.value;
+    const claim = claimed.value;
     if (expect && (plan.process.pid !== expect.pid || plan.kind !== expect.kind || plan.session.id !== expect.session)) {
       throw new HandoffError('agent_changed', `The agent in ${expect.pane} is no longer the one that asked to move (expected ${expect.kind} pid ${expect.pid} session ${expect.session}).`, {
         fix: 'Nothing was changed. Ask the agent again.',
       });
     }
     if (opts.dryRun) {
-      return { result: { ok: true, command: 'send', dry_run: true, deferred: false, plan: planJson(plan, sides) }, exitCode: 0 };
+      const running = claim.running ? { id: claim.running.holder.handoff, controller: claim.running.holder.controller, pid: claim.running.holder.pid, started: claim.running.holder.started } : null;
+      const planOut = planJson(plan, sides);
+      if (running) planOut.warnings.push(`A handoff of this agent (${running.id}, pid ${running.pid} on ${running.controller}) is running now; a real send would be refused until it ends.`);
+      return { result: { ok: true, command: 'send', dry_run: true, deferred: false, plan: planOut, ...(running ? { running_handoff: running } : {}) }, exitCode: 0 };
     }
     if (opts.self) {
+      // Its helper would only be refused later: say so now.
+      if (claim.running) throw inProgress(claim.running.holder, claim.running.dir, claim.running.alive);
       return { result: await deferSelf(plan, sides, opts, ctx, planJson(plan, sides)), exitCode: 0 };
     }
-    const stateOnSource = sourceStateDir(sides);
-    const lock = await acquireLock(sides.source.host, {
-      stateDir: stateOnSource,
-      key: `${plan.kind}-${plan.session.id}`,
-      owner: { handoff: id, controller, pid: process.pid, started: new Date().toISOString() },
-      isAlive: localLiveness(controller),
-    });
+    const lockOwner = { ...owner, agent: plan.agent.name ?? null, pane: plan.agent.pane_id, session: plan.session.id };
+    if (claim.pane !== plan.agent.pane_id) {
+      // The name moved to another pane between the two looks: lock the pane the plan moves.
+      await releaseLocks(locks);
+      locks.push(await acquireLock(sides.source.host, { stateDir: stateOnSource, key: paneLockKey(plan.agent.pane_id), owner: lockOwner, isAlive }));
+    }
+    // The session too: two panes resuming one session are one agent. Always taken after the pane
+    // lock and never waited for, so two sends can never hold one each and wait on each other.
+    locks.push(await acquireLock(sides.source.host, { stateDir: stateOnSource, key: sessionLockKey(plan.kind, plan.session.id), owner: lockOwner, isAlive }));
     const journal = Journal.create(stateDir(ctx.env), id, {
       agent: plan.agent.name ?? plan.agent.pane_id,
       kind: plan.kind,
@@ -193,6 +226,8 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
       target_spec: sides.target.spec,
       session: plan.session.id,
       pane: plan.agent.pane_id,
+      // Who runs it, with its start time: `recover` leaves the journal alone while this process lives.
+      controller: { host: controller, pid: process.pid, pid_start: owner.pid_start ?? null },
       plan: planJson(plan, sides),
     });
     process.on('SIGINT', onSignal);
@@ -221,16 +256,59 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
       if (moved) result.plan?.warnings.push(moved);
       return { result: { ...result, ...(brief ? { brief } : {}), ...(resumed.length > 0 ? { resumed } : {}) }, exitCode: 0 };
     } catch (err) {
-      journal.outcome(err instanceof HandoffFailed ? 'rolled_back' : 'failed', { error: err instanceof Error ? err.message : String(err) });
+      journal.outcome(failedOutcome(err), { error: err instanceof Error ? err.message : String(err) });
       throw err;
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      await lock.release().catch(() => undefined);
     }
   } finally {
+    await releaseLocks(locks);
     await sides.close();
   }
+}
+
+/** How a failed handoff ended: a rollback that left undo errors is incomplete (`recover` retries it). */
+export function failedOutcome(err: unknown): 'rolled_back' | 'rollback_incomplete' | 'failed' {
+  if (!(err instanceof HandoffFailed)) return 'failed';
+  return err.rollbackReport.errors.length > 0 ? 'rollback_incomplete' : 'rolled_back';
+}
+
+/** Newest first: the session lock, then the pane lock. */
+async function releaseLocks(locks: HeldLock[]): Promise<void> {
+  for (const lock of locks.splice(0).reverse()) await lock.release().catch(() => undefined);
+}
+
+interface Claim {
+  /** The pane the agent was found in. */
+  pane: string;
+  /** The pane lock, when taken. */
+  lock: HeldLock | null;
+  /** When only looking: the live holder of the pane lock, if any. */
+  running: Awaited<ReturnType<typeof lockHolder>>;
+}
+
+/**
+ * Find the agent on the source herdr and lock its pane (or, when only looking, see who holds it).
+ * An agent that is not there while a live handoff names it was quit by that handoff: refused as
+ * handoff_in_progress, not agent_not_found.
+ */
+async function claimAgent(sides: Sides, ref: string, o: { stateDir: string; owner: LockOwner; isAlive: ReturnType<typeof localLiveness>; take: boolean }): Promise<Claim> {
+  const host = sides.source.host;
+  let agent;
+  try {
+    agent = findAgent(await sides.source.herdr.agentList(), ref, host.label);
+  } catch (err) {
+    if (err instanceof HandoffError && err.code === 'agent_not_found') {
+      const held = await heldFor(host, o.stateDir, ref, o.isAlive).catch(() => null);
+      if (held) throw inProgress(held.holder, held.dir, held.alive);
+    }
+    throw err;
+  }
+  const key = paneLockKey(agent.pane_id);
+  if (!o.take) return { pane: agent.pane_id, lock: null, running: await lockHolder(host, { stateDir: o.stateDir, key, isAlive: o.isAlive }).catch(() => null) };
+  const owner = { ...o.owner, agent: agent.name ?? null, pane: agent.pane_id, session: sessionIdOf(agent) };
+  return { pane: agent.pane_id, lock: await acquireLock(host, { stateDir: o.stateDir, key, owner, isAlive: o.isAlive }), running: null };
 }
 
 /**
@@ -244,7 +322,12 @@ async function finishEarlierHandoffs(opts: SendOptions, ctx: CommandContext, pro
   const reports: RecoverReport[] = [];
   const wantedTarget = opts.here ? 'local' : (opts.target ?? 'local');
   for (const earlier of pending) {
-    const header = Journal.open(dir, earlier).events().find((e) => e.type === 'header')?.data ?? {};
+    const events = Journal.open(dir, earlier).events();
+    const header = events.find((e) => e.type === 'header')?.data ?? {};
+    const live = stillRunning(events);
+    if (live) {
+      throw new HandoffError('handoff_in_progress', `A handoff of this agent (${earlier}) is still running (pid ${live.pid} on ${live.host}).`, { fix: 'Wait for it to finish; `agent-handoff history` shows it.', details: { unfinished: earlier } });
+    }
     if (typeof header.target_spec === 'string' && header.target_spec !== wantedTarget) {
       throw new HandoffError('handoff_in_progress', `An unfinished handoff of this agent to ${header.target_spec} (${earlier}) exists; this one goes to ${wantedTarget}.`, {
         fix: `Finish or undo it first with \`agent-handoff recover ${earlier}\` (add --rollback to undo), then run this send again.`,
@@ -280,12 +363,6 @@ async function sendBrief(plan: Plan, sides: Sides, done: ExecuteResult, progress
     .step('sending the hand-off brief', () => deliverBrief(sides.target.herdr, done.start.pane, text, { timeoutMs: opts.timeoutS * 1000 }))
     .catch((): BriefOutcome => 'not_delivered');
   return { status, text };
-}
-
-/** The source host's state folder (its XDG_STATE_HOME, else ~/.local/state) — for the lock. */
-function sourceStateDir(sides: Sides): string {
-  const env = sides.source.info.loginEnv;
-  return stateDir({ HOME: sides.source.info.home, ...(env.XDG_STATE_HOME ? { XDG_STATE_HOME: env.XDG_STATE_HOME } : {}) });
 }
 
 export { HandoffError };

@@ -18,9 +18,9 @@ export const JournalEvent = z.object({
 });
 export type JournalEvent = z.infer<typeof JournalEvent>;
 
-export type Outcome = 'succeeded' | 'rolled_back' | 'failed' | 'recovered' | 'dry_run';
-/** A rollback that could not undo everything (the target was unreachable): `recover` retries it. */
-export type Summarised = Outcome | 'unfinished' | 'rollback_incomplete';
+/** rollback_incomplete: a rollback that could not undo everything (the target was unreachable); `recover` retries it. */
+export type Outcome = 'succeeded' | 'rolled_back' | 'rollback_incomplete' | 'failed' | 'recovered' | 'dry_run';
+export type Summarised = Outcome | 'unfinished';
 
 /** `$XDG_STATE_HOME/agent-handoff`, default `~/.local/state/agent-handoff`. */
 export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -131,6 +131,7 @@ export function summarise(id: string, events: JournalEvent[]): JournalSummary {
   const lastUndone = reversed.find((e) => e.type === 'undone');
   const undoErrors = Array.isArray(lastUndone?.data?.errors) ? lastUndone.data.errors.length : 0;
   const s = (v: unknown) => (typeof v === 'string' ? v : null);
+  // Journals written before the outcome said so recorded such a rollback as rolled_back or failed.
   const incomplete = undoErrors > 0 && outcome !== undefined && outcome !== 'recovered' && outcome !== 'succeeded';
   return {
     id,

@@ -1,15 +1,25 @@
 // Per-agent lock on the source host: two `send`s of one agent must never both proceed.
 // `mkdir` is atomic on every POSIX filesystem, so the lock is a folder created by one
 // `mkdir` through the Host (local or ssh alike), with an owner file inside.
+// Two locks per handoff: the agent's pane (taken as soon as the agent is found, before planning,
+// so a second send is refused before it can trip over the first one's quit) and its session
+// (taken once the plan knows it: two panes resuming one session are still one agent).
 import { z } from 'zod';
 import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
+import { pidAlive } from './process-age.js';
 
 export const LockOwner = z.object({
   handoff: z.string(),
   controller: z.string(),
   pid: z.number().int(),
+  /** The controller's start (process-age.ts `processStartId`): a reused pid is not the holder. Absent in old locks. */
+  pid_start: z.string().nullable().optional(),
   started: z.string(),
+  /** Which agent the holder moves, so a send that no longer finds it (already quit) can say why. Absent in old locks. */
+  agent: z.string().nullable().optional(),
+  pane: z.string().optional(),
+  session: z.string().nullable().optional(),
 });
 export type LockOwner = z.infer<typeof LockOwner>;
 
@@ -20,6 +30,10 @@ export interface HeldLock {
   tookOver: LockOwner | null;
   release(): Promise<void>;
 }
+
+/** The lock keys: one for the pane the agent runs in, one for its session. */
+export const paneLockKey = (pane: string) => `pane-${pane}`;
+export const sessionLockKey = (kind: string, session: string) => `${kind}-${session}`;
 
 /** Lock names come from herdr pane ids and session ids: keep them to a safe alphabet. */
 export function lockName(key: string): string {
@@ -37,46 +51,112 @@ export interface AcquireOptions {
 }
 
 export async function acquireLock(host: Host, opts: AcquireOptions): Promise<HeldLock> {
-  const locks = `${opts.stateDir}/locks`;
-  await host.mkdirp(locks, 0o700);
+  const locks = locksDir(opts.stateDir);
   const dir = `${locks}/${lockName(opts.key)}`;
   let tookOver: LockOwner | null = null;
+  let tomb: string | null = null;
   for (let attempt = 0; attempt < 3; attempt++) {
-    const made = await host.run(['mkdir', '-m', '700', '--', dir]);
+    let made = await host.run(['mkdir', '-m', '700', '--', dir]);
+    // The locks folder is made once per host: only a failed mkdir pays for looking.
+    if (made.exitCode !== 0 && (await host.stat(locks)) === null) {
+      await host.mkdirp(locks, 0o700);
+      made = await host.run(['mkdir', '-m', '700', '--', dir]);
+    }
     if (made.exitCode === 0) {
       await host.writeFile(`${dir}/owner.json`, JSON.stringify(opts.owner) + '\n', { mode: 0o600 });
+      const aside = tomb;
       return {
         dir,
         owner: opts.owner,
         tookOver,
         release: async () => {
           await host.remove(dir, { recursive: true });
+          if (aside) await host.remove(aside, { recursive: true });
         },
       };
     }
     // The holder writes its owner file right after its mkdir: give a fresh lock a moment
     // before calling it ownerless, or two racing sends would both get in.
     let holder = await readOwner(host, dir);
+    let present = true;
     for (let i = 0; holder === null && i < 10; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      if ((await host.stat(dir)) === null) break;
+      present = (await host.stat(dir)) !== null;
+      if (!present) break;
       holder = await readOwner(host, dir);
     }
+    if (!present) continue;
     const alive = holder ? opts.isAlive(holder) : false;
     if (holder && alive !== false) {
-      throw new HandoffError('handoff_in_progress', `Another handoff of this agent is running (${holder.handoff}, started ${holder.started} by pid ${holder.pid} on ${holder.controller}).`, {
-        fix: alive === null ? `If that controller is gone, run \`agent-handoff recover ${holder.handoff}\` there, or remove ${dir} after checking.` : 'Wait for it to finish, or look at it with `agent-handoff history`.',
-        details: { lock: dir, holder },
-      });
+      // Someone got in after an earlier round moved a stale lock aside: that one is theirs now.
+      if (tomb) await host.remove(tomb, { recursive: true }).catch(() => undefined);
+      throw inProgress(holder, dir, alive);
     }
-    // Dead holder (or an owner file that was never written): take the lock over — unless someone
-    // else took it over meanwhile (then its owner file names another handoff).
-    const now = await readOwner(host, dir);
-    if (now && holder && now.handoff !== holder.handoff) continue;
+    // Dead holder (or an owner file that was never written): move its folder aside under a name
+    // that only this stale lock can have. rename(2) onto a folder that is not empty fails, so of
+    // several sends taking over at once exactly one moves it; the others retry and meet its lock.
+    // The moved folder stays until the new holder releases, so a late taker's rename keeps failing.
+    const stale = await host.stat(dir);
+    if (!stale) continue;
+    // (A file name stays under 255 bytes: the lock's own name is at most 200.)
+    const aside = `${dir}.stale-${lockName(holder ? holder.handoff : `ownerless-${Math.trunc(stale.mtimeMs)}`).slice(0, 40)}`;
+    if ((await host.stat(aside)) !== null) continue;
+    const moved = await host.rename(dir, aside).then(
+      () => true,
+      () => false,
+    );
+    if (!moved) continue;
+    const was = await readOwner(host, aside);
+    if ((was?.handoff ?? null) !== (holder?.handoff ?? null)) {
+      // What moved was a newer holder's lock (it took over between our look and our move): give it back.
+      await host.rename(aside, dir).catch(() => undefined);
+      continue;
+    }
     tookOver = holder;
-    await host.remove(dir, { recursive: true });
+    tomb = aside;
   }
   throw new HandoffError('handoff_in_progress', `Could not take the lock ${dir}.`, { fix: 'Retry in a moment.' });
+}
+
+function locksDir(stateDir: string): string {
+  return `${stateDir}/locks`;
+}
+
+/** The refusal for a live (or unanswerable) holder: who holds it, and the way out. */
+export function inProgress(holder: LockOwner, dir: string, alive: boolean | null): HandoffError {
+  return new HandoffError('handoff_in_progress', `Another handoff of this agent is running (${holder.handoff}, started ${holder.started} by pid ${holder.pid} on ${holder.controller}).`, {
+    fix: alive === null ? `If that controller is gone, run \`agent-handoff recover ${holder.handoff}\` there, or remove ${dir} after checking.` : 'Wait for it to finish, or look at it with `agent-handoff history`.',
+    details: { lock: dir, holder },
+  });
+}
+
+/** Who holds the lock on `key`, if anyone still does (a dead holder counts as none). Changes nothing. */
+export async function lockHolder(host: Host, opts: Pick<AcquireOptions, 'stateDir' | 'key' | 'isAlive'>): Promise<{ dir: string; holder: LockOwner; alive: boolean | null } | null> {
+  const dir = `${locksDir(opts.stateDir)}/${lockName(opts.key)}`;
+  const holder = await readOwner(host, dir);
+  if (!holder) return null;
+  const alive = opts.isAlive(holder);
+  return alive === false ? null : { dir, holder, alive };
+}
+
+/**
+ * A live lock naming this agent (by name, pane or session prefix), for a send that did not find
+ * the agent: when another handoff holds it, the agent is gone because that handoff quit it.
+ */
+export async function heldFor(host: Host, stateDir: string, ref: string, isAlive: AcquireOptions['isAlive']): Promise<{ dir: string; holder: LockOwner; alive: boolean | null } | null> {
+  const locks = locksDir(stateDir);
+  const entries = await host.list(locks).catch(() => []);
+  const owners = await Promise.all(entries.filter((e) => e.type === 'dir').map(async (e) => ({ dir: `${locks}/${e.name}`, holder: await readOwner(host, `${locks}/${e.name}`) })));
+  const lower = ref.toLowerCase();
+  for (const { dir, holder } of owners) {
+    // Folders moved aside by a takeover hold a dead holder's owner file.
+    if (!holder || dir.includes('.stale-')) continue;
+    const names = holder.agent === ref || holder.pane === ref || (ref.length >= 4 && !!holder.session?.toLowerCase().startsWith(lower));
+    if (!names) continue;
+    const alive = isAlive(holder);
+    if (alive !== false) return { dir, holder, alive };
+  }
+  return null;
 }
 
 async function readOwner(host: Host, dir: string): Promise<LockOwner | null> {
@@ -88,15 +168,10 @@ async function readOwner(host: Host, dir: string): Promise<LockOwner | null> {
   }
 }
 
-/** isAlive for a holder: answerable only when it ran on this controller. */
-export function localLiveness(controller: string): (owner: LockOwner) => boolean | null {
-  return (owner) => {
-    if (owner.controller !== controller) return null;
-    try {
-      process.kill(owner.pid, 0);
-      return true;
-    } catch (err) {
-      return (err as NodeJS.ErrnoException).code === 'EPERM';
-    }
-  };
+/**
+ * isAlive for a holder: answerable only when it ran on this controller. A holder recorded with its
+ * start time is dead when its pid now belongs to a process that started at another time.
+ */
+export function localLiveness(controller: string): (owner: Pick<LockOwner, 'controller' | 'pid' | 'pid_start'>) => boolean | null {
+  return (owner) => (owner.controller === controller ? pidAlive(owner.pid, owner.pid_start) : null);
 }

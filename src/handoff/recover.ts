@@ -9,9 +9,13 @@ import type { Host } from '../host/host.js';
 import { HerdrClient } from '../herdr/client.js';
 import { stashSourceChanges } from '../git/stash.js';
 import { repoLayout, type Snapshot } from '../git/snapshot.js';
-import { Journal, listJournals, type JournalEvent } from './journal.js';
+import fs from 'node:fs';
 import os from 'node:os';
-import { localLiveness, lockName, LockOwner } from './lock.js';
+import path from 'node:path';
+import { z } from 'zod';
+import { Journal, listJournals, type JournalEvent } from './journal.js';
+import { localLiveness, lockName, LockOwner, paneLockKey, sessionLockKey } from './lock.js';
+import { processStartId } from './process-age.js';
 import { hostStateDir } from './marker.js';
 import { HandoffRecord } from './records.js';
 import { rollback, type RollbackReport } from './rollback.js';
@@ -63,6 +67,71 @@ export function unfinishedFor(dir: string, who: { sourceSpec: string; agent?: st
   });
 }
 
+/** The controller as the journal header names it (send.ts); absent in older journals. */
+export const JournalController = z.object({ host: z.string(), pid: z.number().int(), pid_start: z.string().nullable().optional() });
+export type JournalController = z.infer<typeof JournalController>;
+
+/**
+ * Who ran this handoff, with its start time when known: the `controller` record (execute.ts), or
+ * the header's controller when the record was never written (killed right after the journal began).
+ * The header's start time identifies the process: a later process that got its pid is not it.
+ */
+export function controllerOf(events: JournalEvent[]): JournalController | null {
+  const header = JournalController.safeParse(events.find((e) => e.type === 'header')?.data?.controller);
+  const fromHeader = header.success ? header.data : null;
+  const rec = recordsOf(events).find((r): r is Extract<HandoffRecord, { kind: 'controller' }> => r.kind === 'controller');
+  if (!rec) return fromHeader;
+  const same = fromHeader && fromHeader.host === rec.host && fromHeader.pid === rec.pid;
+  return { host: rec.host, pid: rec.pid, ...(same && fromHeader.pid_start ? { pid_start: fromHeader.pid_start } : {}) };
+}
+
+/** Is the controller of a journal without an outcome still at work (here, by pid and start time)? */
+export function stillRunning(events: JournalEvent[]): JournalController | null {
+  if (events.some((e) => e.type === 'outcome')) return null;
+  const c = controllerOf(events);
+  return c && localLiveness(os.hostname())({ controller: c.host, pid: c.pid, pid_start: c.pid_start ?? null }) === true ? c : null;
+}
+
+/**
+ * One recovery of a journal at a time on this controller (two re-run sends, or `recover` beside a
+ * send, must not both roll back and restart the agent twice): a claim file created exclusively
+ * beside the journal, naming this process. A claim whose process is gone is taken over.
+ */
+const Claim = z.object({ pid: z.number().int(), pid_start: z.string().nullable().optional() });
+function claimRecovery(dir: string, id: string): (() => void) | null {
+  const file = path.join(dir, 'handoffs', `${id}.recovering`);
+  const me = JSON.stringify({ pid: process.pid, pid_start: processStartId(process.pid) });
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      fs.writeFileSync(file, me, { flag: 'wx', mode: 0o600 });
+      return () => fs.rmSync(file, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    let text = '';
+    let holder: z.infer<typeof Claim> | null = null;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+      const parsed = Claim.safeParse(JSON.parse(text));
+      holder = parsed.success ? parsed.data : null;
+    } catch {
+      // Half written or just removed: look again.
+    }
+    if (holder && localLiveness(os.hostname())({ controller: os.hostname(), pid: holder.pid, pid_start: holder.pid_start ?? null })) return null;
+    if (!holder && fs.existsSync(file) && Date.now() - fs.statSync(file).mtimeMs < 2000) return null;
+    // Stale: move it aside (of several takers one rename finds it), check it was the stale one, retry.
+    const aside = `${file}.stale-${process.pid}`;
+    try {
+      fs.renameSync(file, aside);
+      if (fs.readFileSync(aside, 'utf8') !== text) fs.renameSync(aside, file);
+      else fs.rmSync(aside, { force: true });
+    } catch {
+      // Someone else took it over first.
+    }
+  }
+  return null;
+}
+
 /** Undo descriptions that earlier rollbacks of this journal completed. */
 function undoneBefore(events: JournalEvent[]): Set<string> {
   const out = new Set<string>();
@@ -73,22 +142,41 @@ function undoneBefore(events: JournalEvent[]): Set<string> {
   return out;
 }
 
-/** The dead controller's lock on the source: remove it when it is this handoff's. */
+/** The dead controller's locks on the source (its pane's and its session's): remove those that are this handoff's. */
 async function releaseLock(source: Host, header: Record<string, unknown>, id: string): Promise<string | null> {
-  if (typeof header.kind !== 'string' || typeof header.session !== 'string') return null;
+  const keys: string[] = [];
+  if (typeof header.pane === 'string') keys.push(paneLockKey(header.pane));
+  if (typeof header.kind === 'string' && typeof header.session === 'string') keys.push(sessionLockKey(header.kind, header.session));
+  if (keys.length === 0) return null;
   const info = await source.info();
-  const dir = `${hostStateDir(info)}/locks/${lockName(`${header.kind}-${header.session}`)}`;
-  try {
-    const owner = LockOwner.safeParse(JSON.parse((await source.readFile(`${dir}/owner.json`)).toString('utf8')));
-    if (!owner.success || owner.data.handoff !== id) return null;
-  } catch {
-    return null;
+  const released: string[] = [];
+  for (const key of keys) {
+    const dir = `${hostStateDir(info)}/locks/${lockName(key)}`;
+    try {
+      const owner = LockOwner.safeParse(JSON.parse((await source.readFile(`${dir}/owner.json`)).toString('utf8')));
+      if (!owner.success || owner.data.handoff !== id) continue;
+    } catch {
+      continue;
+    }
+    await source.remove(dir, { recursive: true });
+    released.push(dir);
   }
-  await source.remove(dir, { recursive: true });
-  return dir;
+  return released.length > 0 ? released.join(', ') : null;
 }
 
 export async function recoverOne(dir: string, id: string, opts: { forceRollback: boolean; timeoutS: number }): Promise<RecoverReport> {
+  const release = claimRecovery(dir, id);
+  if (!release) {
+    return { id, action: 'still_running', steps: [{ step: 'inspect', status: 'skipped', detail: 'Another agent-handoff process on this machine is recovering this handoff right now.' }], rollback: null };
+  }
+  try {
+    return await recoverClaimed(dir, id, opts);
+  } finally {
+    release();
+  }
+}
+
+async function recoverClaimed(dir: string, id: string, opts: { forceRollback: boolean; timeoutS: number }): Promise<RecoverReport> {
   const journal = Journal.open(dir, id);
   const events = journal.events();
   const header = events.find((e) => e.type === 'header')?.data ?? {};
@@ -98,8 +186,9 @@ export async function recoverOne(dir: string, id: string, opts: { forceRollback:
   const done = stepsDone(events);
   const steps: RecoverStep[] = [];
   const quit = records.find((r): r is Extract<HandoffRecord, { kind: 'quit' }> => r.kind === 'quit');
-  const controller = records.find((r): r is Extract<HandoffRecord, { kind: 'controller' }> => r.kind === 'controller');
-  if (controller && events.every((e) => e.type !== 'outcome') && localLiveness(os.hostname())({ handoff: id, controller: controller.host, pid: controller.pid, started: '' }) === true) {
+  // Its controller is alive when that pid still runs here and (when recorded) started when it did.
+  const controller = stillRunning(events);
+  if (controller) {
     // Its controller is still at work (another terminal): recovering now would fight it.
     return { id, action: 'still_running', steps: [{ step: 'inspect', status: 'skipped', detail: `The handoff is still running (pid ${controller.pid} on ${controller.host}).` }], rollback: null };
   }
@@ -162,7 +251,7 @@ export async function recoverOne(dir: string, id: string, opts: { forceRollback:
     const lock = await releaseLock(source, header, id);
     if (lock) steps.push({ step: 'lock', status: 'done', detail: `Released the lock ${lock}.` });
     journal.append({ type: 'undone', data: { ...report } });
-    journal.outcome(report.errors.length === 0 ? 'rolled_back' : 'failed', { action: 'rolled_back' });
+    journal.outcome(report.errors.length === 0 ? 'rolled_back' : 'rollback_incomplete', { action: 'rolled_back' });
     return { id, action: 'rolled_back', steps, rollback: report };
   } catch (err) {
     if (err instanceof HandoffError) throw err;
