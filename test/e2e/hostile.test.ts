@@ -1,13 +1,14 @@
 // Hostile input: agent refs and --session values full of shell syntax are refused with a clear
-// error; a repository whose path, branch and file names are shell syntax is handed off intact to
-// a user whose login shell is fish. Canary files (what `touch` in those strings would create)
-// prove that no shell on either machine interpreted any of it.
+// error; a repository whose path, branch and file names are shell syntax is handed off intact
+// along a chain that puts every login shell on both ends: laptop (bash, local) → fish → sh → zsh
+// → vega (bash), the later hops driven from the laptop with --from. Canary files (what `touch` in
+// those strings would create) prove that no shell on any machine interpreted any of it.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
-import { gitAs, herdr, makeProject, runAs, startFakeAgent, waitFor, writeAs, type Project } from '../helpers/e2e.js';
+import { gitAs, herdr, herdrOk, makeProject, startFakeAgent, waitFor, writeAs, type Project } from '../helpers/e2e.js';
 import { runAsSync, userEnv, type World, type WorldUser } from '../world/machines.js';
 import { agents, closeWorkspace, lastJson, runHandoff, sshAlias, targetLeftovers, treeHashes } from './crash-helpers.js';
 
@@ -18,12 +19,14 @@ const REPO_NAME = `it's "a" $(touch ${CANARY}) ü`;
 const BRANCH = `feat/$(touch\${IFS}${CANARY});\`touch\${IFS}${CANARY}\``;
 const HOSTILE = [`$(touch ${CANARY})`, `\`touch ${CANARY}\``, `x; touch ${CANARY}`, `a b`, `it's "q"`, `line\nbreak`, `-rf`, `--help`, `ünï ✓`, `|| touch ${CANARY} &`, `../../../etc/passwd`, `/etc/passwd`];
 
+// The target users whose login shells differ; each gets a herdr server and a clone for the test.
+const SHELL_HOPS = ['vegafish', 'vegash', 'vegazsh'] as const;
+
 let world: World;
 let laptop: WorldUser;
-let fish: WorldUser;
 let p: Project;
-let fishServer: number | undefined;
-let restoreAlias: (() => void) | undefined;
+const servers: number[] = [];
+const restoreAliases: (() => void)[] = [];
 const opened: { user: WorldUser; id: string }[] = [];
 
 /** Every file named like the canary under the world's homes and /tmp. */
@@ -48,50 +51,62 @@ function canaries(): string[] {
   return found;
 }
 
-/** A herdr server for the fish user (it has none in the world); stopped by pid afterwards. */
-async function startFishHerdr(): Promise<number> {
+/**
+ * A herdr server for a shell user (they have none in the world); stopped by pid afterwards. Waits
+ * until a fresh pane is at its login shell's prompt alone (fish's first start may run completion
+ * generation in the pane's process group; until it is done herdr sees no available shell).
+ */
+async function startUserHerdr(user: WorldUser): Promise<number> {
   const bin = path.join(world.binDir, 'herdr');
-  runAsSync(fish, ['mkdir', '-p', path.join(fish.home, '.config', 'herdr')]);
-  const child = spawn(bin, ['server'], { uid: fish.uid, gid: fish.gid, cwd: fish.home, env: userEnv(fish, { ...world.fastEnv, HERDR_BIN_PATH: bin }), detached: true, stdio: 'ignore' });
+  runAsSync(user, ['mkdir', '-p', path.join(user.home, '.config', 'herdr')]);
+  const child = spawn(bin, ['server'], { uid: user.uid, gid: user.gid, cwd: user.home, env: userEnv(user, { ...world.fastEnv, HERDR_BIN_PATH: bin }), detached: true, stdio: 'ignore' });
   child.unref();
-  await waitFor('the fish user herdr server', async () => runAsSync(fish, [bin, 'status', 'server', '--json']).stdout.includes('"running":true'));
-  // fish's first start generates completions in the pane's process group for a while; until it is
-  // done, herdr does not count the pane as an available shell. Let that happen here, once.
-  const ws = JSON.parse(runAsSync(fish, [bin, 'workspace', 'create', '--cwd', fish.home, '--label', 'warm-up', '--no-focus']).stdout) as { result: { workspace: { workspace_id: string }; root_pane: { pane_id: string } } };
-  await waitFor('a fish pane at its prompt alone', async () => {
-    const info = JSON.parse(runAsSync(fish, [bin, 'pane', 'process-info', '--pane', ws.result.root_pane.pane_id]).stdout) as { result: { process_info: { foreground_processes: { name: string }[] } } };
+  await waitFor(`the ${user.name} herdr server`, async () => runAsSync(user, [bin, 'status', 'server', '--json']).stdout.includes('"running":true'));
+  const ws = (await herdrOk(world, user, ['workspace', 'create', '--cwd', user.home, '--label', 'warm-up', '--no-focus'])) as { result: { workspace: { workspace_id: string }; root_pane: { pane_id: string } } };
+  const shell = path.basename(user.shell);
+  await waitFor(`a ${shell} pane at its prompt alone`, async () => {
+    const info = (await herdrOk(world, user, ['pane', 'process-info', '--pane', ws.result.root_pane.pane_id])) as { result: { process_info: { foreground_processes: { name: string }[] } } };
     const fg = info.result.process_info.foreground_processes;
-    return fg.length === 1 && fg[0]!.name === 'fish';
+    return fg.length === 1 && fg[0]!.name === shell;
   }, 90_000);
-  runAsSync(fish, [bin, 'workspace', 'close', ws.result.workspace.workspace_id]);
+  await closeWorkspace(world, user, ws.result.workspace.workspace_id);
   return child.pid!;
+}
+
+/** The user's checkout of the project's origin, where discovery will find it. */
+function cloneFor(user: WorldUser): string {
+  const repo = path.join(user.home, 'code', REPO_NAME);
+  fs.rmSync(repo, { recursive: true, force: true });
+  fs.rmSync(`${repo}.worktrees`, { recursive: true, force: true });
+  runAsSync(user, ['mkdir', '-p', path.join(user.home, 'code')]);
+  runAsSync(user, ['git', 'config', '--global', '--add', 'safe.directory', p.origin]);
+  const cloned = runAsSync(user, ['git', 'clone', '-q', p.origin, repo]);
+  if (cloned.status !== 0) throw new Error(cloned.stderr);
+  return repo;
 }
 
 beforeAll(async () => {
   world = await useWorld();
   laptop = world.users.laptop!;
-  fish = world.users.vegafish!;
   expect(canaries()).toEqual([]);
   p = makeProject(world, REPO_NAME);
-  // The fish user's checkout of the same origin, where discovery will find it.
-  const fishRepo = path.join(fish.home, 'code', REPO_NAME);
-  fs.rmSync(fishRepo, { recursive: true, force: true });
-  fs.rmSync(`${fishRepo}.worktrees`, { recursive: true, force: true });
-  runAsSync(fish, ['mkdir', '-p', path.join(fish.home, 'code')]);
-  runAsSync(fish, ['git', 'config', '--global', '--add', 'safe.directory', p.origin]);
-  const cloned = runAsSync(fish, ['git', 'clone', '-q', p.origin, fishRepo]);
-  if (cloned.status !== 0) throw new Error(cloned.stderr);
-  fishServer = await startFishHerdr();
-  restoreAlias = sshAlias(world, `vegafish-${tag}`, world.sshd.port, 'vegafish');
-});
+  await Promise.all(
+    SHELL_HOPS.map(async (name) => {
+      const user = world.users[name]!;
+      cloneFor(user);
+      servers.push(await startUserHerdr(user));
+    }),
+  );
+  for (const name of [...SHELL_HOPS, 'vega']) restoreAliases.push(sshAlias(world, `${name}-${tag}`, world.sshd.port, name));
+}, 180_000);
 
 afterAll(async () => {
   if (!world) return;
   for (const w of opened) await closeWorkspace(world, w.user, w.id);
-  restoreAlias?.();
-  if (fishServer) {
+  for (const restore of restoreAliases) restore();
+  for (const pid of servers) {
     try {
-      process.kill(fishServer, 'SIGTERM');
+      process.kill(pid, 'SIGTERM');
     } catch {
       // already gone
     }
@@ -137,7 +152,7 @@ describe('hostile input', () => {
     expect((await agents(world, laptop)).some((x) => x.pane_id === a.pane)).toBe(true);
   }, 300_000);
 
-  it('hands off a repo, branch and files named with shell syntax to a fish user, intact', async () => {
+  it('hands off a repo, branch and files named with shell syntax through fish, sh, zsh and bash logins, intact', async () => {
     const name = `hostile-${tag}`;
     writeAs(laptop, path.join(p.laptop, `committed $(touch ${CANARY}).md`), 'committed\n');
     gitAs(laptop, p.laptop, ['add', '-A']);
@@ -153,19 +168,32 @@ describe('hostile input', () => {
       const row = (await agents(world, laptop)).find((x) => x.name === name);
       return row && (row.agent_status === 'idle' || row.agent_status === 'done');
     });
-    const r = await runHandoff(world, laptop, ['send', name, `vegafish-${tag}`, '--no-focus', '--quiet']);
-    const out = lastJson(r) as { ok: boolean; target_worktree: string; branch: string; target_agent: { workspace: string; pane: string } } | null;
-    if (out?.target_agent) opened.push({ user: fish, id: out.target_agent.workspace });
-    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
-    const fishRepo = path.join(fish.home, 'code', REPO_NAME);
-    expect(out!.branch).toBe(BRANCH);
-    expect(out!.target_worktree.startsWith(`${fishRepo}.worktrees/`)).toBe(true);
-    expect(treeHashes(out!.target_worktree)).toEqual(before);
-    expect(gitAs(fish, out!.target_worktree, ['rev-parse', '--abbrev-ref', 'HEAD']).trim()).toBe(BRANCH);
-    expect(targetLeftovers(fish, fishRepo, ['main', BRANCH]).filter((l) => l.startsWith('refs'))).toEqual([]);
-    // The agent runs there, in that folder.
-    const live = await runAs(fish, [path.join(world.binDir, 'herdr'), 'agent', 'list'], { env: world.fastEnv });
-    expect(live.stdout).toContain(out!.target_agent.pane);
-    expect(canaries()).toEqual([]);
-  }, 150_000);
+    // Each hop: the agent leaves `from` (laptop itself first) for `to`, the controller is laptop.
+    let from: { user: WorldUser; alias: string | null; agent: string; worktree: string } = { user: laptop, alias: null, agent: name, worktree: p.laptop };
+    const hops: string[] = [];
+    for (const toName of [...SHELL_HOPS, 'vega']) {
+      const to = world.users[toName]!;
+      const t0 = Date.now();
+      const args = ['send', from.agent, `${toName}-${tag}`, ...(from.alias ? ['--from', from.alias] : []), '--wait', '--no-focus', '--quiet'];
+      const r = await runHandoff(world, laptop, args);
+      const out = lastJson(r) as { ok: boolean; target_worktree: string; branch: string; target_agent: { name: string; workspace: string; pane: string } } | null;
+      if (out?.target_agent) opened.push({ user: to, id: out.target_agent.workspace });
+      const hop = `${from.user.name} (${path.basename(from.user.shell)}) → ${toName} (${path.basename(to.shell)})`;
+      expect(r.code, `${hop}: ${r.stdout}\n${r.stderr}`).toBe(0);
+      const repo = toName === 'vega' ? p.vega : path.join(to.home, 'code', REPO_NAME);
+      expect(out!.branch, hop).toBe(BRANCH);
+      expect(out!.target_worktree.startsWith(`${repo}.worktrees/`), hop).toBe(true);
+      expect(treeHashes(out!.target_worktree), hop).toEqual(before);
+      expect(gitAs(to, out!.target_worktree, ['rev-parse', '--abbrev-ref', 'HEAD']).trim(), hop).toBe(BRANCH);
+      expect(targetLeftovers(to, repo, ['main', BRANCH]).filter((l) => l.startsWith('refs')), hop).toEqual([]);
+      // The agent runs there, in that folder, and no longer at the source, whose changes went to a stash.
+      expect((await agents(world, to)).some((a) => a.pane_id === out!.target_agent.pane), hop).toBe(true);
+      expect((await agents(world, from.user)).some((a) => a.name === from.agent), hop).toBe(false);
+      expect(gitAs(from.user, from.worktree, ['status', '--porcelain', '--untracked-files=all']).trim(), hop).toBe('');
+      expect(canaries(), hop).toEqual([]);
+      hops.push(`${hop}: ${Date.now() - t0} ms`);
+      from = { user: to, alias: `${toName}-${tag}`, agent: out!.target_agent.name, worktree: out!.target_worktree };
+    }
+    console.log(hops.join('\n'));
+  }, 300_000);
 });
