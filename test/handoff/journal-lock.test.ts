@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Journal, listJournals, newHandoffId, stateDir } from '../../src/handoff/journal.js';
-import { acquireLock, localLiveness } from '../../src/handoff/lock.js';
+import { acquireLock, heldFor, localLiveness, lockHolder, paneLockKey } from '../../src/handoff/lock.js';
+import { processStartId } from '../../src/handoff/process-age.js';
 import { LocalHost } from '../../src/host/local.js';
 
 let dir: string;
@@ -63,5 +64,45 @@ describe('per-agent lock', () => {
       Array.from({ length: 8 }, () => acquireLock(host, { stateDir: dir, key: 'race', owner: owner(process.pid), isAlive: localLiveness(os.hostname()) })),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+  });
+  it('takes over a lock whose holder pid now belongs to a process that started at another time', async () => {
+    const isAlive = localLiveness(os.hostname());
+    // The "holder" has our pid (alive) but another start: the pid was reused.
+    await acquireLock(host, { stateDir: dir, key: 'reused', owner: { ...owner(process.pid), handoff: 'old', pid_start: 'boot:1' }, isAlive: () => true });
+    const taken = await acquireLock(host, { stateDir: dir, key: 'reused', owner: { ...owner(process.pid), pid_start: processStartId(process.pid) }, isAlive });
+    expect(taken.tookOver?.handoff).toBe('old');
+    // With the right start it is alive, and refused.
+    await expect(acquireLock(host, { stateDir: dir, key: 'reused', owner: owner(process.pid), isAlive })).rejects.toMatchObject({ code: 'handoff_in_progress' });
+    await taken.release();
+    expect(fs.readdirSync(path.join(dir, 'locks'))).toEqual([]);
+  });
+  it('of many sends taking over one stale lock at once exactly one wins', async () => {
+    const dead = 2 ** 22 + 777;
+    for (let round = 0; round < 3; round++) {
+      await acquireLock(host, { stateDir: dir, key: `stale-${round}`, owner: { ...owner(dead), handoff: `dead-${round}` }, isAlive: () => true });
+      const results = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, i) => acquireLock(host, { stateDir: dir, key: `stale-${round}`, owner: { ...owner(process.pid), handoff: `new-${i}` }, isAlive: localLiveness(os.hostname()) })),
+      );
+      const won = results.filter((r) => r.status === 'fulfilled');
+      expect(won, JSON.stringify(results.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'won')))).toHaveLength(1);
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'handoff_in_progress' });
+      await won[0]!.value.release();
+    }
+    expect(fs.readdirSync(path.join(dir, 'locks'))).toEqual([]);
+  });
+  it('a held lock can be looked at without taking it, and found by the agent it moves', async () => {
+    const isAlive = localLiveness(os.hostname());
+    const key = paneLockKey('w3:p1');
+    expect(await lockHolder(host, { stateDir: dir, key, isAlive })).toBeNull();
+    const held = await acquireLock(host, { stateDir: dir, key, owner: { ...owner(process.pid), agent: 'rev', pane: 'w3:p1', session: 'abcdef12-3456' }, isAlive });
+    expect((await lockHolder(host, { stateDir: dir, key, isAlive }))?.holder.handoff).toBe(`h${process.pid}`);
+    for (const ref of ['rev', 'w3:p1', 'abcdef']) expect((await heldFor(host, dir, ref, isAlive))?.holder.pane).toBe('w3:p1');
+    expect(await heldFor(host, dir, 'other', isAlive)).toBeNull();
+    expect(await heldFor(host, dir, 'abc', isAlive)).toBeNull();
+    await held.release();
+    // A dead holder's lock names nobody running.
+    await acquireLock(host, { stateDir: dir, key, owner: { ...owner(2 ** 22 + 99), agent: 'rev', pane: 'w3:p1' }, isAlive: () => true });
+    expect(await heldFor(host, dir, 'rev', isAlive)).toBeNull();
+    expect(await lockHolder(host, { stateDir: dir, key, isAlive })).toBeNull();
   });
 });
