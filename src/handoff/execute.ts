@@ -18,6 +18,7 @@ import type { Host } from '../host/host.js';
 import type { Journal } from './journal.js';
 import type { Plan } from './plan.js';
 import { quitAgent, type QuitResult } from './quit.js';
+import { armTimedKill } from './test-hooks.js';
 import { HandoffRecord } from './records.js';
 import { rollback, type RollbackReport } from './rollback.js';
 import type { Sides } from './sides.js';
@@ -87,6 +88,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     if (signal.aborted) throw new HandoffError('interrupted', `The handoff was interrupted (${String(signal.reason ?? 'signal')}) before ${name}.`, { fix: 'Run it again when ready.' });
     current = name;
     killPoint(name, 'before');
+    armTimedKill(name);
     journal.begin(name);
     await pausePoint(name);
     const out = await progress.step(label, fn);

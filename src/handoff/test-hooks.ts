@@ -1,0 +1,30 @@
+// Test hooks for kill injection *inside* a step (the step-boundary hooks live in execute.ts). They
+// read only AGENT_HANDOFF_TEST_KILL_AT and do nothing unless it names them:
+//   inside:<point>       die at a named point inside a step (e.g. inside:quit:typed, see quit.ts);
+//   during:<step>:<ms>   die <ms> after <step> begins, wherever it is then (for steps whose code
+//                        has no hook of its own, e.g. the object transfer). If the step ends
+//                        first, the kill is called off: a later step is never hit by mistake.
+
+let timed: { step: string; timer: NodeJS.Timeout } | null = null;
+
+function die(): never {
+  process.kill(process.pid, 'SIGKILL');
+  // SIGKILL is not delivered synchronously in every case; never run on past the kill point.
+  throw new Error('killed by AGENT_HANDOFF_TEST_KILL_AT');
+}
+
+/** Die here when AGENT_HANDOFF_TEST_KILL_AT is `inside:<point>`. */
+export function killInside(point: string): void {
+  if (process.env.AGENT_HANDOFF_TEST_KILL_AT === `inside:${point}`) die();
+}
+
+/** Called as each step begins: arms the `during:<step>:<ms>` timer, calls off one for an earlier step. */
+export function armTimedKill(step: string): void {
+  if (timed && timed.step !== step) {
+    clearTimeout(timed.timer);
+    timed = null;
+  }
+  const m = /^during:([a-z_-]+):(\d+)$/.exec(process.env.AGENT_HANDOFF_TEST_KILL_AT ?? '');
+  if (!m || m[1] !== step) return;
+  timed = { step, timer: setTimeout(die, Number(m[2])) };
+}
