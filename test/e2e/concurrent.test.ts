@@ -1,5 +1,6 @@
 // Two `send`s of one agent at once: exactly one proceeds, the other is refused with
-// handoff_in_progress and changes nothing. Then the stale lock a SIGKILLed controller leaves
+// handoff_in_progress and changes nothing — also from a second controller that cannot see the
+// first one's journal and starts after the agent was quit; a dry run meanwhile is answered. Then the stale lock a SIGKILLed controller leaves
 // behind is taken over by the next send (its holder is dead). Then the network: a target that
 // never answers is bounded by --timeout; a connection cut during the transfer or the session copy
 // ends in a rollback that says what it could not undo, and `recover` finishes it later.
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { gitAs, makeProject, resetClone, startFakeAgent, waitFor, writeAs, type Project } from '../helpers/e2e.js';
 import type { World, WorldUser } from '../world/machines.js';
+import { lockName, paneLockKey } from '../../src/handoff/lock.js';
 import { agents, closeWorkspace, cuttableProxy, journalEvents, journals, lastJson, locks, markers, runHandoff, silentListener, sshAlias, targetLeftovers, treeHashes } from './crash-helpers.js';
 
 let world: World;
@@ -49,6 +51,9 @@ function journalsOf(name: string, since: Set<string>): string[] {
 }
 const journalOf = (name: string, since: Set<string>) => journalsOf(name, since)[0];
 
+/** The pane lock folder of an agent's pane, as the source keeps it. */
+const paneLock = (pane: string) => lockName(paneLockKey(pane));
+
 function targetWorkspaceOf(json: Record<string, unknown> | null): string | null {
   return (json?.target_agent as { workspace?: string } | undefined)?.workspace ?? null;
 }
@@ -56,7 +61,7 @@ function targetWorkspaceOf(json: Record<string, unknown> | null): string | null 
 describe('two sends of one agent', () => {
   it('the second, started while the first holds the lock, gets handoff_in_progress and changes nothing', async () => {
     const name = `conc-a-${Math.random().toString(36).slice(2, 6)}`;
-    await agentWithWork(name);
+    const { pane } = await agentWithWork(name);
     const since = new Set(journals(laptop));
     // The first holds its lock and pauses at the quit, so the second plans against a live agent.
     const first = runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet'], { AGENT_HANDOFF_TEST_PAUSE_AT: 'quit', AGENT_HANDOFF_TEST_PAUSE_MS: '15000' });
@@ -64,10 +69,17 @@ describe('two sends of one agent', () => {
       const j = journalOf(name, since);
       return j && journalEvents(j).some((e) => e.type === 'begin' && e.step === 'quit');
     }, 60_000);
-    const second = await runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet']);
+    const [second, dry] = await Promise.all([
+      runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet']),
+      // A dry run changes nothing: it is answered, and says a handoff of the agent is running.
+      runHandoff(world, laptop, ['send', name, 'vega', '--dry-run', '--quiet']),
+    ]);
     const secondJson = lastJson(second);
     expect(second.code, second.stderr).not.toBe(0);
     expect(secondJson).toMatchObject({ ok: false, code: 'handoff_in_progress' });
+    const firstId = path.basename(journalOf(name, since)!, '.jsonl');
+    expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+    expect(lastJson(dry)).toMatchObject({ ok: true, dry_run: true, running_handoff: { id: firstId } });
     const one = await first;
     const oneJson = lastJson(one);
     const ws = targetWorkspaceOf(oneJson);
@@ -86,7 +98,31 @@ describe('two sends of one agent', () => {
     const onVega = (await agents(world, vega)).filter((a) => (a.foreground_cwd ?? a.cwd ?? '') === `${p.vega}.worktrees/${name}`);
     expect(onVega).toHaveLength(1);
     const session = (oneJson?.plan as { session: { id: string } }).session.id;
-    expect(locks(laptop).filter((l) => l.includes(session))).toEqual([]);
+    expect(locks(laptop).filter((l) => l.includes(session) || l.startsWith(paneLock(pane)))).toEqual([]);
+  }, 120_000);
+
+  it('a second controller that starts after the first quit the agent gets handoff_in_progress, not agent_not_found', async () => {
+    const name = `conc-q-${Math.random().toString(36).slice(2, 6)}`;
+    const { pane } = await agentWithWork(name);
+    const since = new Set(journals(laptop));
+    // The first pauses right after its quit: the agent is gone from laptop's herdr.
+    const first = runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet'], { AGENT_HANDOFF_TEST_PAUSE_AT: 'snapshot', AGENT_HANDOFF_TEST_PAUSE_MS: '8000' });
+    await waitFor('the first send to quit the agent', async () => {
+      const j = journalOf(name, since);
+      return j && journalEvents(j).some((e) => e.type === 'done' && e.step === 'quit');
+    }, 60_000);
+    expect((await agents(world, laptop)).some((a) => a.pane_id === pane)).toBe(false);
+    // --from laptop: laptop reached over ssh, as another controller would; the first one's journal
+    // is not for this source, so only the lock on laptop can tell what happened.
+    const second = await runHandoff(world, laptop, ['send', name, 'vega', '--from', 'laptop', '--no-focus', '--quiet']);
+    expect(second.code, second.stderr).not.toBe(0);
+    expect(lastJson(second), second.stdout).toMatchObject({ ok: false, code: 'handoff_in_progress', fix: expect.any(String) });
+    const one = await first;
+    const ws = targetWorkspaceOf(lastJson(one));
+    if (ws) opened.push({ user: vega, id: ws });
+    expect(one.code, `${one.stdout}\n${one.stderr}`).toBe(0);
+    expect(journalsOf(name, since)).toHaveLength(1);
+    expect(locks(laptop).filter((l) => l.startsWith(paneLock(pane)))).toEqual([]);
   }, 120_000);
 
   it('started at the same moment: exactly one proceeds, the other is refused', async () => {
@@ -117,6 +153,7 @@ describe('two sends of one agent', () => {
     expect(killed.code).toBe(-1);
     const header = journalEvents(journalOf(name, since)!).find((e) => e.type === 'header')!.data as { session: string };
     expect(locks(laptop).some((l) => l.includes(header.session))).toBe(true);
+    expect(locks(laptop).some((l) => l === paneLock(pane))).toBe(true);
     // The agent never left its pane (killed before the quit): a new send takes the stale lock over.
     expect((await agents(world, laptop)).some((a) => a.pane_id === pane)).toBe(true);
     const again = await runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet']);
@@ -124,7 +161,7 @@ describe('two sends of one agent', () => {
     const ws = targetWorkspaceOf(json);
     if (ws) opened.push({ user: vega, id: ws });
     expect(again.code, `${again.stdout}\n${again.stderr}`).toBe(0);
-    expect(locks(laptop).some((l) => l.includes(header.session))).toBe(false);
+    expect(locks(laptop).some((l) => l.includes(header.session) || l.startsWith(paneLock(pane)))).toBe(false);
     expect(targetLeftovers(vega, p.vega, ['main']).filter((l) => l.startsWith('refs'))).toEqual([]);
     expect(fs.existsSync(path.join(p.laptop, 'README.md'))).toBe(true);
     expect(gitAs(laptop, p.laptop, ['stash', 'list'])).toMatch(/agent-handoff/);
