@@ -20,14 +20,14 @@ export interface GitRunOptions {
  * configuration where that matters for us: no pager, no colour, no optional locks taken by
  * read-only commands (a `git status` of ours must not race the user's own git), paths unquoted.
  */
-const BASE_CONFIG = ['-c', 'core.quotePath=false', '-c', 'color.ui=false', '-c', 'advice.detachedHead=false'];
-const BASE_ENV: Record<string, string> = { GIT_PAGER: 'cat', GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+export const GIT_BASE_CONFIG = ['-c', 'core.quotePath=false', '-c', 'color.ui=false', '-c', 'advice.detachedHead=false'];
+export const GIT_BASE_ENV: Record<string, string> = { GIT_PAGER: 'cat', GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
 
 /** `git <args>` in `cwd` on `host`; rejects with `git_failed` unless the exit code is 0 or in okCodes. */
 export async function git(host: Host, cwd: string, args: readonly string[], opts: GitRunOptions = {}): Promise<RunResult> {
-  const r = await host.run(['git', ...BASE_CONFIG, ...args], {
+  const r = await host.run(['git', ...GIT_BASE_CONFIG, ...args], {
     cwd,
-    env: { ...BASE_ENV, ...opts.env },
+    env: { ...GIT_BASE_ENV, ...opts.env },
     ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
     ...(opts.stdout ? { stdout: opts.stdout } : {}),
     ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
-import { copyIndex, git, line, splitNul, tempName } from './git.js';
+import { GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, line, splitNul, tempName } from './git.js';
 
 /** Author and committer of the internal snapshot commit, so a machine without a git identity works too. */
 export const SNAPSHOT_IDENTITY: Record<string, string> = {
@@ -56,12 +56,12 @@ export interface Snapshot extends RepoLayout {
 }
 
 /** Where the checkout containing `cwd` keeps things; throws `not_a_repo` or `unborn_head`. */
-export async function repoLayout(host: Host, cwd: string): Promise<RepoLayout & { head: string; branch: string | null }> {
-  // One command for everything: toplevel, git dirs, prefix, HEAD commit and its symbolic name.
-  const args = ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir', '--show-prefix', 'HEAD', '--symbolic-full-name', 'HEAD'];
+export async function repoLayout(host: Host, cwd: string): Promise<RepoLayout & { head: string; headTree: string; branch: string | null }> {
+  // One command for everything: toplevel, git dirs, prefix, HEAD commit, its tree and its symbolic name.
+  const args = ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir', '--show-prefix', 'HEAD', 'HEAD^{tree}', '--symbolic-full-name', 'HEAD'];
   const r = await host.run(['git', ...args], { cwd, env: { LC_ALL: 'C', GIT_OPTIONAL_LOCKS: '0' } });
   const lines = r.stdout.split('\n');
-  const [top, gitDir, common, prefix, head, symbolic] = lines;
+  const [top, gitDir, common, prefix, head, headTree, symbolic] = lines;
   if (r.exitCode !== 0) {
     if (top?.startsWith('/') && /ambiguous argument 'HEAD'|unknown revision/.test(r.stderr)) {
       throw new HandoffError('unborn_head', `The repository at ${top} on ${host.label} has no commit yet, so there is no branch to hand off.`, {
@@ -75,7 +75,7 @@ export async function repoLayout(host: Host, cwd: string): Promise<RepoLayout & 
       details: { cwd },
     });
   }
-  if (!top || !gitDir || common === undefined || prefix === undefined || !head || !symbolic) {
+  if (!top || !gitDir || common === undefined || prefix === undefined || !head || !headTree || !symbolic) {
     throw new HandoffError('git_failed', `Unexpected output from git rev-parse in ${cwd} on ${host.label}.`, { details: { stdout: r.stdout } });
   }
   const branch = symbolic.startsWith('refs/heads/') ? symbolic.slice('refs/heads/'.length) : null;
@@ -87,6 +87,7 @@ export async function repoLayout(host: Host, cwd: string): Promise<RepoLayout & 
     commonDir: path.posix.resolve(cwd, common),
     relativeCwd: prefix.replace(/\/+$/, ''),
     head,
+    headTree,
     branch,
   };
 }
@@ -96,22 +97,34 @@ export async function repoLayout(host: Host, cwd: string): Promise<RepoLayout & 
  * through a temporary index. Shared by `snapshot` and the stash's "did anything change" check.
  */
 export async function workingTree(host: Host, layout: Pick<RepoLayout, 'repoRoot' | 'gitDir'>): Promise<string> {
+  // One program (one round trip on a remote host): copy the index, add, write the tree, clean up.
   const tmpIndex = tempName(layout.gitDir, 'index');
-  try {
-    await copyIndex(host, path.posix.join(layout.gitDir, 'index'), tmpIndex);
-    const env = { GIT_INDEX_FILE: tmpIndex };
-    await git(host, layout.repoRoot, ['add', '-A', '--', ':/'], { env });
-    return line(await git(host, layout.repoRoot, ['write-tree'], { env }));
-  } finally {
-    await host.remove(tmpIndex).catch(() => undefined);
+  const r = await host.run(['/bin/sh', '-c', WORKING_TREE_SCRIPT, 'sh', path.posix.join(layout.gitDir, 'index'), tmpIndex, ...GIT_BASE_CONFIG], { cwd: layout.repoRoot, env: GIT_BASE_ENV });
+  if (r.exitCode === INDEX_COPY_FAILED) {
+    throw new HandoffError('git_failed', `Could not copy the git index in ${layout.gitDir} on ${host.label}: ${r.stderr.trim()}`, { fix: 'Check the permissions of the repository folder.' });
   }
+  if (r.exitCode !== 0) throw gitFailed(host, layout.repoRoot, ['add', '-A', '--', ':/'], r);
+  return line(r);
 }
+
+const INDEX_COPY_FAILED = 70;
+/**
+ * $1 the real index, $2 the temporary one, then git's base options. A missing real index (a
+ * repository with no index yet) starts the temporary one empty; see copyIndex for why `cp -p`.
+ */
+const WORKING_TREE_SCRIPT = [
+  'i=$1; t=$2; shift 2',
+  `if [ -e "$i" ]; then cp -p -- "$i" "$t" || exit ${INDEX_COPY_FAILED}; fi`,
+  'GIT_INDEX_FILE=$t; export GIT_INDEX_FILE',
+  'git "$@" add -A -- :/ && git "$@" write-tree; rc=$?',
+  'rm -f -- "$t"; exit $rc',
+].join('\n');
 
 /** Snapshot the uncommitted work of the checkout containing `cwd`. Changes nothing the user sees. */
 export async function snapshot(host: Host, cwd: string): Promise<Snapshot> {
   const layout = await repoLayout(host, cwd);
   const tree = await workingTree(host, layout);
-  const headTree = line(await git(host, layout.repoRoot, ['rev-parse', `${layout.head}^{tree}`]));
+  const headTree = layout.headTree;
   let commit: string | null = null;
   let changedFiles: ChangedFile[] = [];
   if (tree !== headTree) {

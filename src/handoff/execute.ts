@@ -7,7 +7,7 @@ import { place } from '../git/place.js';
 import { snapshot, workingTree, type Snapshot } from '../git/snapshot.js';
 import { stashSourceChanges, type StashResult } from '../git/stash.js';
 import { transfer, type TransferResult } from '../git/transfer.js';
-import { git, line } from '../git/git.js';
+import { git } from '../git/git.js';
 import type { Progress } from '../progress.js';
 import os from 'node:os';
 import { copySessionUnit } from './session-copy.js';
@@ -221,21 +221,26 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
 /** Before ok: the target has exactly what left the source, and the agent lives there. */
 async function verify(plan: Plan, sides: Sides, snap: Snapshot, worktree: string, started: StartResult, session: CopyRecord): Promise<string[]> {
   const { target } = sides;
+  // The four checks are independent: ask them all at once (one round trip each, side by side).
+  const [tgt, copy, leftovers, agents] = await Promise.all([
+    (async () => {
+      const [head, gitDir] = (await git(target.host, worktree, ['rev-parse', 'HEAD', '--absolute-git-dir'])).stdout.trim().split('\n');
+      return { head: head ?? '', tree: await workingTree(target.host, { repoRoot: worktree, gitDir: gitDir ?? '' }) };
+    })(),
+    sessionInPlace(target.host, session),
+    // No source path may be left in the rewritten files (verbatim ones hold user content).
+    sourcePathsLeft(target.host, session, plan.snapshot.repoRoot, worktree),
+    target.herdr.agentList(),
+  ]);
   const checks: string[] = [];
-  const head = line(await git(target.host, worktree, ['rev-parse', 'HEAD']));
-  if (head !== snap.head) throw new HandoffError('verify_failed', `HEAD of ${worktree} on ${target.host.label} is ${head.slice(0, 12)}, not the source's ${snap.head.slice(0, 12)}.`);
+  if (tgt.head !== snap.head) throw new HandoffError('verify_failed', `HEAD of ${worktree} on ${target.host.label} is ${tgt.head.slice(0, 12)}, not the source's ${snap.head.slice(0, 12)}.`);
   checks.push('target HEAD equals the source HEAD');
-  const tree = await workingTree(target.host, { repoRoot: worktree, gitDir: line(await git(target.host, worktree, ['rev-parse', '--absolute-git-dir'])) });
-  if (tree !== snap.tree) throw new HandoffError('verify_failed', `The files in ${worktree} on ${target.host.label} differ from the snapshot that left the source.`, { fix: 'Nothing was lost at the source; look at the target worktree.' });
+  if (tgt.tree !== snap.tree) throw new HandoffError('verify_failed', `The files in ${worktree} on ${target.host.label} differ from the snapshot that left the source.`, { fix: 'Nothing was lost at the source; look at the target worktree.' });
   checks.push('target files equal the snapshot');
-  const copy = await sessionInPlace(target.host, session);
   if (copy.length > 0) throw new HandoffError('verify_failed', `Session files on ${target.host.label} do not start with what was written: ${copy.join(', ')}.`);
-  // No source path may be left in the rewritten files (verbatim ones hold user content).
-  const leftovers = await sourcePathsLeft(target.host, session, plan.snapshot.repoRoot, worktree);
   if (leftovers.length > 0) throw new HandoffError('verify_failed', `Session files on ${target.host.label} still name the source repository ${plan.snapshot.repoRoot}: ${leftovers.join(', ')}.`);
   checks.push(`${session.files.length} session files in place, hashes match, no source path left`);
-  const alive = (await target.herdr.agentList()).some((a) => a.pane_id === started.pane);
-  if (!alive) throw new HandoffError('start_failed', `The ${plan.kind} agent is no longer running on ${target.host.label}.`);
+  if (!agents.some((a) => a.pane_id === started.pane)) throw new HandoffError('start_failed', `The ${plan.kind} agent is no longer running on ${target.host.label}.`);
   checks.push('agent alive in herdr');
   return checks;
 }
@@ -245,12 +250,8 @@ async function verify(plan: Plan, sides: Sides, snap: Snapshot, worktree: string
  * at once (claude writes mode records on start), so the written bytes must be a prefix, not all.
  */
 async function sessionInPlace(host: Host, session: CopyRecord): Promise<string[]> {
-  const bad: string[] = [];
-  for (const f of session.files) {
-    const st = await host.stat(f.path);
-    if (st?.type !== 'file' || st.size < f.size || (await remotePrefixHash(host, f.path, f.size)) !== f.sha256) bad.push(f.path);
-  }
-  return bad;
+  const ok = await Promise.all(session.files.map(async (f) => (await remotePrefixHash(host, f.path, f.size).catch(() => null)) === f.sha256));
+  return session.files.filter((_, i) => !ok[i]).map((f) => f.path);
 }
 
 /**

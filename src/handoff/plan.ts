@@ -69,7 +69,7 @@ function requireHerdr(probe: HerdrProbe, side: Side): void {
 }
 
 /** The session: herdr's handle, else --session, else the adapter's guess. */
-async function findSession(side: Side, adapter: Adapter, agent: AgentInfo, opts: SendOptions, ctx: SideCtx, cwd: string, startedAtMs: number, integration: IntegrationState | null): Promise<{ ref: SessionRef; via: Plan['sessionVia'] }> {
+async function findSession(side: Side, adapter: Adapter, agent: AgentInfo, opts: SendOptions, ctx: SideCtx, cwd: string, startedAtMs: number, integrationOf: () => Promise<IntegrationState | null>): Promise<{ ref: SessionRef; via: Plan['sessionVia'] }> {
   if (opts.session) {
     const handle: SessionHandle = opts.session.includes('/') || opts.session.endsWith('.jsonl') ? { kind: 'path', value: opts.session } : { kind: 'id', value: opts.session };
     return { ref: await adapter.locate(side.host, handle, ctx), via: 'option' };
@@ -80,6 +80,8 @@ async function findSession(side: Side, adapter: Adapter, agent: AgentInfo, opts:
   try {
     return { ref: await adapter.guess(side.host, { cwd, startedAtMs, ctx }), via: 'guess' };
   } catch (err) {
+    // Only now is the source's integration worth a herdr call: it explains the miss.
+    const integration = err instanceof HandoffError && err.code === 'session_not_found' ? await integrationOf() : null;
     if (err instanceof HandoffError && err.code === 'session_not_found' && integration?.status !== 'current') {
       throw new HandoffError('session_not_found', `${err.message} herdr does not know the session because its ${adapter.integration} integration is ${integration?.status.replace('_', ' ') ?? 'not installed'} on ${side.host.label}.`, {
         fix: `Install it (\`herdr integration install ${adapter.integration}\`) and restart the agent, or pass --session <id or path>.`,
@@ -127,12 +129,11 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
   }
 
   // Everything below depends only on the agent: ask both machines at once.
-  const [info, sourceCtx, targetCtx, integrations, sourceIntegrations, targetAgentCli] = await Promise.all([
+  const [info, sourceCtx, targetCtx, integrations, targetAgentCli] = await Promise.all([
     source.herdr.processInfo(agent.pane_id),
     sideCtx(source.host),
     sideCtx(target.host),
     target.herdr.integrationStatus().catch(() => [] as IntegrationState[]),
-    sides.sameHost ? Promise.resolve(null) : source.herdr.integrationStatus().catch(() => [] as IntegrationState[]),
     target.host.which(adapter.herdrKind),
   ]);
   const proc = info.foreground_processes[0];
@@ -140,7 +141,8 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
   const rawCwd = agent.foreground_cwd ?? proc.cwd ?? agent.cwd;
   if (!rawCwd) throw new HandoffError('agent_cwd_unknown', `herdr does not know the working directory of ${agent.name ?? agent.pane_id}.`, { fix: 'Retry in a moment.' });
   const targetIntegration = integrations.find((s) => s.target === adapter.integration) ?? null;
-  const sourceIntegration = sourceIntegrations === null ? targetIntegration : (sourceIntegrations.find((s) => s.target === adapter.integration) ?? null);
+  const sourceIntegration = async (): Promise<IntegrationState | null> =>
+    sides.sameHost ? targetIntegration : ((await source.herdr.integrationStatus().catch(() => [] as IntegrationState[])).find((s) => s.target === adapter.integration) ?? null);
   const [cwd, startedAtMs] = await Promise.all([source.host.realpath(rawCwd), agentStartedAt(source.host, proc.pid)]);
 
   const [{ ref: session, via: sessionVia }, snap] = await Promise.all([

@@ -38,6 +38,9 @@ const FIXES: Record<string, string> = {
   herdr_not_installed: 'Install herdr 0.8 or later on that machine and make sure it is on the login PATH (e.g. ~/.local/bin).',
 };
 
+/** Prints herdr's path ($1, else the login PATH's) on a line, then execs `status server --json`. */
+const PROBE_SCRIPT = 'p=$1; [ -n "$p" ] || p=$(command -v herdr) || exit 127; case $p in /*) ;; *) exit 127;; esac; [ -x "$p" ] || exit 127; printf "%s\\n" "$p"; exec "$p" status server --json';
+
 function parseServerStatus(stdout: string): ServerStatus | null {
   try {
     return ServerStatus.parse(JSON.parse(stdout.trim().split('\n').pop() ?? ''));
@@ -131,11 +134,17 @@ export class HerdrClient {
 
   /** Installed? which version? server up? — never throws for "not installed" or "not running". */
   async probe(): Promise<HerdrProbe> {
-    const path = await this.bin();
+    // One program on the host: find herdr on the login PATH and ask the server's status. A
+    // running, compatible server reports its version, which the CLI shares (the protocol
+    // matches); `--version` is asked only when the status cannot tell.
+    const r = await this.host.run(['/bin/sh', '-c', PROBE_SCRIPT, 'sh', this.opts.bin ?? ''], { timeoutMs: this.timeoutMs });
+    const nl = r.stdout.indexOf('\n');
+    const path = r.exitCode === 127 || nl < 1 ? null : r.stdout.slice(0, nl);
+    this.binPromise ??= Promise.resolve(path);
     if (!path) return { path: null, version: null, server: 'not_installed', serverStatus: null };
-    const [ver, status] = await Promise.all([this.host.run([path, '--version'], { timeoutMs: this.timeoutMs }), this.host.run([path, 'status', 'server', '--json'], { timeoutMs: this.timeoutMs })]);
-    const version = checkHerdrVersion(ver.exitCode === 0 ? ver.stdout : '');
-    const serverStatus = parseServerStatus(status.stdout);
+    const serverStatus = parseServerStatus(r.stdout.slice(nl + 1));
+    const told = serverStatus?.running && serverStatus.compatible !== false ? serverStatus.version : null;
+    const version = checkHerdrVersion(told ?? (await this.host.run([path, '--version'], { timeoutMs: this.timeoutMs })).stdout);
     return { path, version, server: serverStatus?.running ? 'running' : 'not_running', serverStatus };
   }
 

@@ -16,6 +16,8 @@ import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
+import type { FileStat } from '../host/host.js';
+import { inspectFolders, makeFolders } from './folders.js';
 import { createRewriteStream, matcherFor, RewriteMatcher, type RewritePlan } from './rewrite.js';
 
 /** One file of a unit (the shape `UnitEntry` of adapters/adapter.ts has). */
@@ -90,59 +92,58 @@ function isUnder(child: string, parent: string): boolean {
 }
 
 /**
- * Make `dir` (and missing parents) with 0700; returns the folders created, parents first. With
- * `rootReal`, the nearest existing ancestor must resolve inside it BEFORE anything is created, so
- * a symlinked folder in the store cannot make us create folders elsewhere.
+ * Make the config root and every destination folder (0700); records the folders created, parents
+ * first, and returns the destinations' current stats. The nearest existing ancestor of each
+ * folder inside the root must resolve inside it BEFORE anything is created, and every folder
+ * again after, so a symlinked folder in the store can neither make us create folders elsewhere
+ * nor lead a write out of it.
  */
-async function makeDirs(host: Host, dir: string, rootReal?: string): Promise<string[]> {
-  const missing: string[] = [];
-  let d = dir;
-  for (; d !== '/' && d !== '.'; d = path.dirname(d)) {
-    const st = await host.stat(d);
-    if (st) {
-      if (st.type !== 'dir' && st.type !== 'symlink') {
-        throw new HandoffError('unsafe_destination', `${d} on ${host.label} is not a folder.`, { fix: `Move ${d} out of the way, then run the handoff again.` });
-      }
-      break;
+async function prepareFolders(host: Host, root: string, dests: string[], record: CopyRecord): Promise<(FileStat | null)[]> {
+  const dirs = [...new Set([root, ...dests.map((f) => path.dirname(f))])];
+  const [states, stats] = await Promise.all([inspectFolders(host, dirs), Promise.all(dests.map((f) => host.stat(f)))]);
+  const rootState = states[0]!;
+  for (const st of states) {
+    if (!st.existingIsDir) {
+      throw new HandoffError('unsafe_destination', `${st.existing} on ${host.label} is not a folder.`, { fix: `Move ${st.existing} out of the way, then run the handoff again.` });
     }
-    missing.unshift(d);
   }
-  if (rootReal !== undefined) {
-    const real = await host.realpath(d);
-    if (!isUnder(real, rootReal)) {
-      throw new HandoffError('unsafe_destination', `Refusing to write below ${d} on ${host.label}: it resolves to ${real}, outside ${rootReal}.`, {
-        fix: `Remove the symlink that leads out of the agent's config folder.`,
+  if (rootState.missing.length === 0) {
+    for (const st of states.slice(1)) {
+      // Ancestors above the root are the user's business; from the root down they must stay inside.
+      if (isUnder(st.existing, root) && !isUnder(st.existingReal, rootState.existingReal)) {
+        throw new HandoffError('unsafe_destination', `Refusing to write below ${st.existing} on ${host.label}: it resolves to ${st.existingReal}, outside ${rootState.existingReal}.`, {
+          fix: "Remove the symlink that leads out of the agent's config folder.",
+        });
+      }
+    }
+  }
+  const toMake = states.filter((st) => st.missing.length > 0);
+  for (const st of toMake) for (const d of st.missing) if (!record.createdDirs.includes(d)) record.createdDirs.push(d);
+  const reals = toMake.length > 0 ? await makeFolders(host, dirs) : states.map((st) => st.existingReal);
+  const rootReal = reals[0]!;
+  for (const [i, real] of reals.entries()) {
+    if (i > 0 && !isUnder(real, rootReal)) {
+      throw new HandoffError('unsafe_destination', `Refusing to write into ${dirs[i]} on ${host.label}: it resolves to ${real}, outside ${rootReal}.`, {
+        fix: `Remove the symlink that leads out of ${root}.`,
       });
     }
   }
-  if (missing.length > 0) await host.mkdirp(dir, 0o700);
-  return missing;
+  return stats;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Hashes on the target, with its own tools
 
-const hashToolCache = new WeakMap<Host, Promise<string[]>>();
-
-/** `sha256sum` (GNU, busybox) or `shasum -a 256` (macOS). */
-export function hashTool(host: Host): Promise<string[]> {
-  let p = hashToolCache.get(host);
-  if (!p) {
-    p = (async () => {
-      if (await host.which('sha256sum')) return ['sha256sum'];
-      if (await host.which('shasum')) return ['shasum', '-a', '256'];
-      throw new HandoffError('missing_tool', `Neither sha256sum nor shasum is installed on ${host.label}.`, { fix: `Install coreutils (sha256sum) on ${host.label}.` });
-    })();
-    hashToolCache.set(host, p);
-  }
-  return p;
-}
-
-/** sha256 of the first `n` bytes of `file` on `host`, computed there. */
+/**
+ * sha256 of the first `n` bytes of `file` on `host`, computed there with its own tool
+ * (`sha256sum` on GNU and busybox, `shasum -a 256` on macOS): one program, one round trip.
+ */
 export async function remotePrefixHash(host: Host, file: string, n: number): Promise<string> {
-  const tool = await hashTool(host);
   // The path and count are positional parameters: the shell never parses them.
-  const r = await host.run(['sh', '-c', 'n=$1; f=$2; shift 2; head -c "$n" < "$f" | "$@"', 'sh', String(n), file, ...tool]);
+  const r = await host.run(['/bin/sh', '-c', PREFIX_HASH_SCRIPT, 'sh', String(n), file]);
+  if (r.exitCode === MISSING_HASH_TOOL) {
+    throw new HandoffError('missing_tool', `Neither sha256sum nor shasum is installed on ${host.label}.`, { fix: `Install coreutils (sha256sum) on ${host.label}.` });
+  }
   const hex = /^([0-9a-f]{64})\b/.exec(r.stdout.trim())?.[1];
   if (r.exitCode !== 0 || !hex) {
     throw new HandoffError('hash_failed', `Could not hash ${file} on ${host.label}: ${r.stderr.trim() || r.stdout.trim() || `exit ${r.exitCode}`}.`, {
@@ -151,6 +152,18 @@ export async function remotePrefixHash(host: Host, file: string, n: number): Pro
   }
   return hex;
 }
+
+const MISSING_HASH_TOOL = 69;
+const PREFIX_HASH_SCRIPT = [
+  'n=$1; f=$2',
+  '[ -f "$f" ] || { printf "not a regular file: %s\\n" "$f" >&2; exit 66; }',
+  'if command -v sha256sum >/dev/null 2>&1; then set -- sha256sum',
+  `elif command -v shasum >/dev/null 2>&1; then set -- shasum -a 256; else exit ${MISSING_HASH_TOOL}; fi`,
+  'head -c "$n" <"$f" | "$@"',
+].join('\n');
+
+/** $1 mode (octal), $2 file, $3 ISO time for atime and mtime, $4 where to rename it ('' = stay). */
+const INSTALL_SCRIPT = 'chmod -- "$1" "$2" && touch -a -d "$3" -- "$2" && touch -m -d "$3" -- "$2" && { [ -z "$4" ] || mv -f -- "$2" "$4"; }';
 
 async function runOk(host: Host, argv: string[], what: string): Promise<void> {
   const r = await host.run(argv);
@@ -278,28 +291,20 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
 
   // Validate every destination before writing anything.
   const dests = req.entries.map((e) => destinationUnder(req.targetRoot, e.dest));
-  record.createdDirs.push(...(await makeDirs(target, req.targetRoot)));
-  const rootReal = await target.realpath(req.targetRoot);
+  const existingOf = await prepareFolders(target, req.targetRoot, dests, record);
 
   for (const [i, e] of req.entries.entries()) {
     const file = dests[i]!;
     const dir = path.dirname(file);
-    record.createdDirs.push(...(await makeDirs(target, dir, rootReal)));
-    // A symlinked folder inside the store must not lead the write elsewhere.
-    const dirReal = await target.realpath(dir);
-    if (!isUnder(dirReal, rootReal)) {
-      throw new HandoffError('unsafe_destination', `Refusing to write ${file} on ${target.label}: its folder resolves to ${dirReal}, outside ${rootReal}.`, {
-        fix: `Remove the symlink that leads out of ${req.targetRoot}.`,
-      });
-    }
-    const existing = await target.stat(file);
+    const existing = existingOf[i] ?? null;
     if (existing && existing.type !== 'file') {
       throw new HandoffError('unsafe_destination', `${file} on ${target.label} exists and is not a regular file (${existing.type}).`, { fix: `Move ${file} out of the way, then run the handoff again.` });
     }
     const mode = e.mode & 0o7777;
-    const finish = async (p: string) => {
-      await target.chmod(p, mode);
-      await target.utimes(p, e.mtimeMs, e.mtimeMs);
+    // Mode and times, then (when `to` is given) the atomic rename into place: one program.
+    const finish = async (p: string, to = '') => {
+      const iso = new Date(e.mtimeMs).toISOString();
+      await runOk(target, ['/bin/sh', '-c', INSTALL_SCRIPT, 'sh', mode.toString(8), p, iso, to], `Installing ${file}`);
     };
 
     if (existing && existing.size > 0) {
@@ -314,8 +319,7 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
         const tmp = path.join(dir, `.${path.basename(file)}.ah-${tag}.tmp`);
         try {
           await runOk(target, ['sh', '-c', 'cat -- "$1" "$2" > "$3"', 'sh', file, ext.tail, tmp], `Extending ${file}`);
-          await finish(tmp);
-          await target.rename(tmp, file);
+          await finish(tmp, file);
         } finally {
           await target.remove(ext.tail);
           await target.remove(tmp);
@@ -334,8 +338,7 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
     }
 
     const w = await writeWhole(req, matcher, e, file, tag);
-    await finish(w.tmp);
-    await target.rename(w.tmp, file);
+    await finish(w.tmp, file);
     const previous = existing ? { size: 0, mode: existing.mode, mtimeMs: existing.mtimeMs } : null;
     record.files.push({ path: file, action: existing ? 'overwritten' : 'created', sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup: null, replacements: w.replacements });
   }
