@@ -3,6 +3,7 @@
 import type { HerdrClient } from '../herdr/client.js';
 import { pollUntil, sleep } from '../sleep.js';
 import { quitFailed, type ScreenClassifier } from './screens.js';
+import { killInside } from './test-hooks.js';
 
 export interface QuitPlan {
   /** Typed as text, then Enter after `pauseMs` (slash-command menus swallow an early Enter). */
@@ -36,8 +37,12 @@ export async function quitAgent(
   const started = Date.now();
   const exited = (ms: number) => pollUntil(async () => ((await paneAtShell(herdr, pane)) ? true : undefined), { timeoutMs: ms, everyMs: 150 });
   await herdr.sendText(pane, plan.text);
+  // Kill injection: the quit text sits in the agent's input, not yet entered.
+  killInside('quit:typed');
   await sleep(plan.pauseMs);
   await herdr.sendKeys(pane, ['enter']);
+  // Kill injection: the agent was told to quit; nobody has seen it go.
+  killInside('quit:entered');
   if (await exited(Math.min(opts.timeoutMs, 15_000))) return { method: 'quit_text', ms: Date.now() - started };
 
   // The text did not do it (a menu, a prompt, a modal screen): try the agent's key fallback once.
