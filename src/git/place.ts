@@ -21,7 +21,8 @@
 import { z } from 'zod';
 import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
-import { branchRef, copyIndex, git, isAncestor, line, splitNul, tempName, ZERO_OID } from './git.js';
+import { randomBytes } from 'node:crypto';
+import { branchRef, GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, isAncestor, line, splitNul, ZERO_OID } from './git.js';
 import { changedBetween, type ChangedFile } from './snapshot.js';
 import { cleanupRefs, presentObjects } from './transfer.js';
 import { branchSlug, branchTaken, firstFree, isInside, listWorktrees, worktreeHome, type Worktree } from './worktrees.js';
@@ -84,10 +85,10 @@ export async function checkPlacement(req: PlacementRequest & { source: Host; sou
 
 async function planPlacement(req: PlacementRequest, commits: CommitOracle): Promise<PlacementPlan> {
   const { target, head, wip } = req;
-  const worktrees = await listWorktrees(target, req.targetRepo);
+  // Independent reads, asked together (refs are shared by every worktree of the repository).
+  const [worktrees, refs, snapshotChanges] = await Promise.all([listWorktrees(target, req.targetRepo), branchRefs(target, req.targetRepo), wip ? commits.changed(head, wip) : Promise.resolve([])]);
   const main = worktrees[0];
   if (!main) throw new HandoffError('git_failed', `git listed no worktree for ${req.targetRepo} on ${target.label}.`);
-  const refs = await branchRefs(target, main.path);
   const wantNew = req.newBranch !== undefined && req.newBranch !== false;
   let branch: string;
   if (wantNew || req.sourceBranch === null) {
@@ -99,7 +100,7 @@ async function planPlacement(req: PlacementRequest, commits: CommitOracle): Prom
   }
   const branchTip = refs.tips.get(branch) ?? null;
   const checkedOut = worktrees.find((w) => w.branch === branch && !w.bare) ?? null;
-  const changedFiles = wip ? await commits.changed(head, wip) : [];
+  const changedFiles = snapshotChanges;
 
   // The branch may only move forward to head: anything else would drop the target's commits.
   let fastForward = false;
@@ -317,6 +318,9 @@ async function execute(target: Host, plan: PlacementPlan, record: PlacementRecor
       await git(target, plan.worktree, ['update-ref', '-m', `${msg}: fast-forward`, ref, plan.head, plan.branchTip]);
     }
   } else {
+    const home = worktreeHome(plan.repo);
+    const homeMissing = target.stat(home).then((st) => st === null);
+    homeMissing.catch(() => undefined);
     if (plan.branchTip === null) {
       await git(target, plan.repo, ['update-ref', '-m', `${msg}: create`, ref, plan.head, ZERO_OID]);
       record.actions.push({ kind: 'branch-created', branch: plan.branch, at: plan.head });
@@ -324,8 +328,7 @@ async function execute(target: Host, plan: PlacementPlan, record: PlacementRecor
       await git(target, plan.repo, ['update-ref', '-m', `${msg}: fast-forward`, ref, plan.head, plan.branchTip]);
       record.actions.push({ kind: 'branch-moved', branch: plan.branch, from: plan.branchTip, to: plan.head });
     }
-    const home = worktreeHome(plan.repo);
-    const createdHome = (await target.stat(home)) === null ? home : null;
+    const createdHome = (await homeMissing) ? home : null;
     await git(target, plan.repo, ['worktree', 'add', '-q', plan.worktree, plan.branch]);
     record.actions.push({ kind: 'worktree-added', path: plan.worktree, createdHome });
   }
@@ -335,41 +338,40 @@ async function execute(target: Host, plan: PlacementPlan, record: PlacementRecor
 
 /** Track origin/<branch> when it exists and the branch tracks nothing yet. */
 async function setUpstream(target: Host, plan: PlacementPlan, record: PlacementRecord): Promise<void> {
-  const hasOrigin = await git(target, plan.repo, ['rev-parse', '--verify', '-q', `refs/remotes/origin/${plan.branch}`], { okCodes: [1] });
-  if (hasOrigin.exitCode !== 0) return;
-  const current = await git(target, plan.repo, ['config', '--get', `branch.${plan.branch}.merge`], { okCodes: [1] });
-  if (current.exitCode === 0) return;
+  const [hasOrigin, current] = await Promise.all([
+    git(target, plan.repo, ['rev-parse', '--verify', '-q', `refs/remotes/origin/${plan.branch}`], { okCodes: [1] }),
+    git(target, plan.repo, ['config', '--get', `branch.${plan.branch}.merge`], { okCodes: [1] }),
+  ]);
+  if (hasOrigin.exitCode !== 0 || current.exitCode === 0) return;
   record.actions.push({ kind: 'upstream-set', branch: plan.branch });
   await git(target, plan.repo, ['config', `branch.${plan.branch}.remote`, 'origin']);
   await git(target, plan.repo, ['config', `branch.${plan.branch}.merge`, branchRef(plan.branch)]);
-}
-
-/** The index file of a worktree (linked worktrees keep theirs under .git/worktrees/<name>). */
-async function indexOf(target: Host, worktree: string): Promise<{ index: string; gitDir: string }> {
-  const gitDir = line(await git(target, worktree, ['rev-parse', '--absolute-git-dir']));
-  return { index: `${gitDir}/index`, gitDir };
 }
 
 /**
  * Move the worktree's files from `from` to `to` through a temporary index that starts as the
  * real index (clean at `from`, so its stat cache is valid): `read-tree -m -u` writes only the
  * paths that differ, refuses to overwrite anything changed or untracked, and the real index
- * stays as it was — new files show up untracked, changes unstaged.
+ * stays as it was — new files show up untracked, changes unstaged. One program on the target.
  */
 async function moveFiles(target: Host, worktree: string, from: string, to: string, indexAt: string): Promise<void> {
-  const { index, gitDir } = await indexOf(target, worktree);
-  const tmp = tempName(gitDir, 'index');
-  const env = { GIT_INDEX_FILE: tmp };
-  try {
-    await copyIndex(target, index, tmp);
-    // Make the temporary index describe `from` (it holds `indexAt`, normally the same commit).
-    if (indexAt !== from) await git(target, worktree, ['read-tree', '-m', '-i', indexAt, from], { env });
-    await git(target, worktree, ['update-index', '-q', '--refresh'], { env, okCodes: [1] });
-    await git(target, worktree, ['read-tree', '-m', '-u', from, to], { env });
-  } finally {
-    await target.remove(tmp).catch(() => undefined);
-  }
+  const r = await target.run(['/bin/sh', '-c', MOVE_FILES_SCRIPT, 'sh', `agent-handoff-index-${process.pid}-${randomBytes(6).toString('hex')}`, indexAt, from, to, ...GIT_BASE_CONFIG], { cwd: worktree, env: GIT_BASE_ENV });
+  if (r.exitCode !== 0) throw gitFailed(target, worktree, ['read-tree', '-m', '-u', from, to], r);
 }
+
+/**
+ * $1 temp index name, $2 the commit the real index holds, $3 from, $4 to, then git's base
+ * options. The temporary index lives in the worktree's own git folder and is always removed.
+ */
+const MOVE_FILES_SCRIPT = [
+  't=$1; at=$2; from=$3; to=$4; shift 4',
+  'g=$(git "$@" rev-parse --absolute-git-dir) || exit 1',
+  'i=$g/index; t=$g/$t',
+  `if [ -e "$i" ]; then cp -p -- "$i" "$t" || exit 1; fi`,
+  'GIT_INDEX_FILE=$t; export GIT_INDEX_FILE',
+  '{ [ "$at" = "$from" ] || git "$@" read-tree -m -i "$at" "$from"; } && { git "$@" update-index -q --refresh; [ $? -le 1 ]; } && git "$@" read-tree -m -u "$from" "$to"; rc=$?',
+  'rm -f -- "$t"; exit $rc',
+].join('\n');
 
 async function applySnapshot(target: Host, worktree: string, head: string, wip: string, record: PlacementRecord): Promise<void> {
   try {

@@ -20,6 +20,25 @@ export interface StashRequest {
   targetLabel: string;
   /** Leave the source files as they are. */
   keepSourceChanges?: boolean;
+  /**
+   * The stash commit, built earlier by `prepareStash` while the network steps ran (it writes only
+   * unreferenced objects). Used only when the working state is still the snapshot's.
+   */
+  prepared?: Promise<string | null>;
+}
+
+/** The stash message for a handoff. */
+export function stashMessage(id: string, targetLabel: string): string {
+  return `agent-handoff ${id} → ${targetLabel}`;
+}
+
+/**
+ * Build the stash commit of the snapshot's working state ahead of time; null when there is
+ * nothing to stash or it could not be built (the stash step then builds it itself).
+ */
+export function prepareStash(host: Host, snap: Snapshot, id: string, targetLabel: string): Promise<string | null> {
+  if (!snap.snapshot) return Promise.resolve(null);
+  return stashCommit(host, snap, stashMessage(id, targetLabel)).catch(() => null);
 }
 
 export interface StashResult {
@@ -57,8 +76,8 @@ export async function stashSourceChanges(req: StashRequest): Promise<StashResult
   }
   if (!snap.snapshot) return { ...none, reason: 'nothing_uncommitted', note: 'There were no uncommitted changes to stash.' };
 
-  const message = `agent-handoff ${req.id} → ${req.targetLabel}`;
-  const stash = await stashCommit(host, snap, message);
+  const message = stashMessage(req.id, req.targetLabel);
+  const stash = (await req.prepared) ?? (await stashCommit(host, snap, message));
   await git(host, snap.repoRoot, ['stash', 'store', '-m', message, stash]);
   await resetToHead(host, snap.repoRoot);
   return {

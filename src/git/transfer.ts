@@ -15,7 +15,7 @@ import { PassThrough, Transform } from 'node:stream';
 import { HandoffError } from '../errors.js';
 import { HANDOFF_ID_RE } from '../handoff-id.js';
 import type { Host } from '../host/host.js';
-import { git, gitFailed, splitNul } from './git.js';
+import { GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed } from './git.js';
 
 export const HANDOFF_REF_PREFIX = 'refs/handoff';
 
@@ -114,8 +114,14 @@ async function streamPack(input: TransferInput, wanted: readonly string[], exclu
 /** Delete refs/handoff/<id>/* on the target (missing refs are fine). Call on success and on failure. */
 export async function cleanupRefs(target: Host, targetRepo: string, id: string): Promise<void> {
   const refs = handoffRefs(id);
-  // Also sweeps any other ref under the id (the plan's check refs, a future kind).
-  const listed = splitNul((await git(target, targetRepo, ['for-each-ref', '--format=%(refname)%00', `${HANDOFF_REF_PREFIX}/${id}/`])).stdout).map((r) => r.replace(/^\n/, ''));
-  const all = [...new Set([refs.head, refs.wip, ...listed.filter((r) => r.startsWith(`${HANDOFF_REF_PREFIX}/${id}/`))])];
-  await git(target, targetRepo, ['update-ref', '--stdin'], { stdin: all.map((r) => `delete ${r}`).join('\n') + '\n' });
+  // Also sweeps any other ref under the id (the plan's check refs, a future kind): one program.
+  const r = await target.run(['/bin/sh', '-c', CLEANUP_SCRIPT, 'sh', `${HANDOFF_REF_PREFIX}/${id}/`, refs.head, refs.wip, ...GIT_BASE_CONFIG], { cwd: targetRepo, env: GIT_BASE_ENV });
+  if (r.exitCode !== 0) throw gitFailed(target, targetRepo, ['update-ref', '--stdin'], r);
 }
+
+/** $1 the id's ref prefix, $2 $3 its known refs, then git's base options. */
+const CLEANUP_SCRIPT = [
+  'p=$1; h=$2; w=$3; shift 3',
+  'l=$(git "$@" for-each-ref --format="delete %(refname)" "$p") || exit 1',
+  'printf "delete %s\\ndelete %s\\n%s\\n" "$h" "$w" "$l" | sort -u | grep . | git "$@" update-ref --stdin',
+].join('\n');

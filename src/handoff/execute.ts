@@ -5,7 +5,7 @@ import { HandoffError } from '../errors.js';
 import { HerdrError } from '../herdr/client.js';
 import { place } from '../git/place.js';
 import { snapshot, workingTree, type Snapshot } from '../git/snapshot.js';
-import { stashSourceChanges, type StashResult } from '../git/stash.js';
+import { prepareStash, stashSourceChanges, type StashResult } from '../git/stash.js';
 import { transfer, type TransferResult } from '../git/transfer.js';
 import { git } from '../git/git.js';
 import type { Progress } from '../progress.js';
@@ -17,7 +17,7 @@ import { remotePrefixHash, type CopyRecord } from '../transcript/copy.js';
 import type { Host } from '../host/host.js';
 import type { Journal } from './journal.js';
 import type { Plan } from './plan.js';
-import { quitAgent, type QuitResult } from './quit.js';
+import { paneAtShell, quitAgent, type QuitResult } from './quit.js';
 import { armTimedKill } from './test-hooks.js';
 import { HandoffRecord } from './records.js';
 import { rollback, type RollbackReport } from './rollback.js';
@@ -37,6 +37,8 @@ export interface ExecuteResult {
   start: StartResult;
   stash: StashResult;
   verified: string[];
+  /** The source pane is at its shell after the stash (herdr asked alongside it). */
+  sourceAtShell: boolean;
 }
 
 /** Thrown when a step fails after the agent was quit: carries what rollback did. */
@@ -111,6 +113,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     });
   }
 
+  let sourceAtShell = false;
   const restartArgs = adapter.resumeArgv(plan.sourceHandle, opts.agentArgs).slice(1);
   const quit = await step('quit', `quitting the ${plan.kind} agent`, async () => {
     const q = await quitAgent(source.herdr, agent.pane_id, plan.kind, adapter.quit, adapter.classifyScreen, { timeoutMs: opts.timeoutS * 1000 });
@@ -124,6 +127,9 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       record({ kind: 'snapshot', head: s.head, wip: s.snapshot, fingerprint: s.fingerprint, repo: s.repoRoot });
       return s;
     });
+    // Built now, used at the end: the stash commit costs a dozen local git runs that would
+    // otherwise come after the target is verified.
+    const preparedStash = opts.keepSourceChanges ? undefined : prepareStash(source.host, snap, plan.id, target.host.label);
     const targetRepo = plan.placement.repo;
     const targetState = hostStateDir(target.info);
     const moved = await step('transfer', `sending commits to ${target.host.label}`, async () => {
@@ -190,7 +196,13 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     });
     const verified = await step('verify', 'verifying the target', async () => verify(plan, sides, snap, placement.worktree, started, copied));
     const stash = await step('stash', 'stashing the changes at the source', async () => {
-      const s = await stashSourceChanges({ host: source.host, snapshot: snap, id: plan.id, targetLabel: target.host.label, keepSourceChanges: opts.keepSourceChanges });
+      const [s] = await Promise.all([
+        stashSourceChanges({ host: source.host, snapshot: snap, id: plan.id, targetLabel: target.host.label, keepSourceChanges: opts.keepSourceChanges, ...(preparedStash ? { prepared: preparedStash } : {}) }),
+        // The quit left the pane at its shell; say whether it still is, alongside the stash.
+        paneAtShell(source.herdr, agent.pane_id)
+          .catch(() => false)
+          .then((atShell) => (sourceAtShell = atShell)),
+      ]);
       record({ kind: 'stash', stashed: s.stashed, stash: s.stash });
       // The handoff is complete: the target no longer needs the marker (a leftover is harmless).
       await target.host.remove(markerPath(targetState, plan.id)).catch(() => undefined);
@@ -208,6 +220,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       start: started,
       stash,
       verified,
+      sourceAtShell,
     };
   } catch (err) {
     const cause = err instanceof HandoffError ? err : new HandoffError('internal', err instanceof Error ? err.message : String(err));
