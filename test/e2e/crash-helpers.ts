@@ -1,10 +1,10 @@
-// Shared checks for the crash, hostile and concurrent e2e tests: where the agent runs, what the
-// target holds, and whether any uncommitted byte went missing.
+// Shared checks for the crash, recover-marker, hostile and concurrent e2e tests: where the agent
+// runs, what the target holds, and whether any uncommitted byte went missing.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { gitAs, herdr, herdrOk, runAs, type ProcResult } from '../helpers/e2e.js';
+import { gitAs, herdr, herdrOk, makeProject, resetClone, runAs, screen, waitFor, writeAs, type ProcResult, type Project } from '../helpers/e2e.js';
 import type { World, WorldUser } from '../world/machines.js';
 
 /** git blob id of a file's bytes (as `git hash-object` computes it). */
@@ -202,4 +202,134 @@ export async function silentListener(): Promise<{ port: number; close: () => Pro
         server.close(() => resolve());
       }),
   };
+}
+
+/** A laptop project with a source pane for one agent (crash lanes, recover-marker cases). */
+export interface Lane {
+  p: Project;
+  name: string;
+  branch: string;
+  workspace: string;
+  pane: string;
+}
+
+/** A project `<prefix>-<tag>` and an empty workspace for the agent on laptop. */
+export async function makeLane(world: World, prefix: string, tag: string): Promise<Lane> {
+  const p = makeProject(world, `${prefix}-${tag}`);
+  const name = `${prefix}-${tag}-${Math.random().toString(36).slice(2, 6)}`;
+  const ws = (await herdrOk(world, world.users.laptop!, ['workspace', 'create', '--cwd', p.laptop, '--label', name, '--no-focus'])) as { result: { workspace: { workspace_id: string }; root_pane: { pane_id: string } } };
+  return { p, name, branch: `feat-${prefix}-${tag}`, workspace: ws.result.workspace.workspace_id, pane: ws.result.root_pane.pane_id };
+}
+
+/** Start pi in the source pane (a fresh session with one exchange) unless it already runs there. */
+export async function ensureAgentAtSource(world: World, { name, pane }: Lane): Promise<void> {
+  const laptop = world.users.laptop!;
+  if ((await agents(world, laptop)).some((a) => a.pane_id === pane)) return;
+  await waitFor('pi to start in the source pane', async () => {
+    const r = await herdr(world, laptop, ['agent', 'start', name, '--kind', 'pi', '--pane', pane, '--', 'first prompt']);
+    if (r.code === 0) return true;
+    if (/not an available shell/.test(r.stderr)) return false;
+    throw new Error(`agent start failed: ${r.stderr}`);
+  });
+  await waitFor('the first reply', async () => /Fake reply: first prompt/.test(await screen(world, laptop, pane)));
+  await waitFor(`${name} idle with a session`, async () => {
+    const a = (await agents(world, laptop)).find((x) => x.pane_id === pane) as { agent_status?: string; agent_session?: unknown } | undefined;
+    return a?.agent_session && (a.agent_status === 'idle' || a.agent_status === 'done');
+  });
+}
+
+/** Both checkouts back to main, the branch with one commit, and uncommitted work of every sort. */
+export function freshWork(world: World, { p, branch }: Lane): void {
+  const laptop = world.users.laptop!;
+  resetClone(world, laptop, p.laptop);
+  resetClone(world, world.users.vega!, p.vega);
+  fs.rmSync(`${p.vega}.worktrees`, { recursive: true, force: true });
+  gitAs(laptop, p.laptop, ['checkout', '-q', '-b', branch]);
+  writeAs(laptop, path.join(p.laptop, 'src', 'crash.ts'), `export const at = ${Date.now()};\n`);
+  gitAs(laptop, p.laptop, ['add', '-A']);
+  gitAs(laptop, p.laptop, ['commit', '-q', '-m', 'crash branch work']);
+  writeAs(laptop, path.join(p.laptop, 'README.md'), 'hello\nedited before the crash\n');
+  writeAs(laptop, path.join(p.laptop, 'notes', 'untracked ü.txt'), `untracked ${Math.random()}\n`);
+  fs.rmSync(path.join(p.laptop, 'src', 'app.ts'));
+}
+
+/** What the crash checks need from before the send. */
+export interface Before {
+  files: Record<string, string>;
+  stash: string;
+}
+
+export function takeBefore(world: World, { p }: Lane): Before {
+  return { files: treeHashes(p.laptop), stash: gitAs(world.users.laptop!, p.laptop, ['stash', 'list', '--format=%H']) };
+}
+
+/** The journal header fields the checks use. */
+export interface Header {
+  session: string;
+  plan: { will_create: { session_file: string; worktree: string } };
+}
+
+/** `send <agent> vega` as laptop with a kill hook; returns the new journal of this agent. */
+export async function killedSend(world: World, lane: Lane, hook: string): Promise<{ sent: ProcResult; journal: string; id: string; header: Header }> {
+  const laptop = world.users.laptop!;
+  const before = new Set(journals(laptop));
+  const sent = await runHandoff(world, laptop, ['send', lane.name, 'vega', '--no-focus', '--wait', '--quiet'], { AGENT_HANDOFF_TEST_KILL_AT: hook });
+  // Other test files run handoffs as laptop too: ours is the new journal naming our agent.
+  const journal = journals(laptop).find((j) => !before.has(j) && (journalEvents(j).find((e) => e.type === 'header')?.data as { agent?: string } | undefined)?.agent === lane.name);
+  if (!journal) throw new Error(`no journal for ${hook}: ${sent.stdout}\n${sent.stderr}`);
+  const header = journalEvents(journal).find((e) => e.type === 'header')!.data as unknown as Header;
+  return { sent, journal, id: path.basename(journal, '.jsonl'), header };
+}
+
+export interface EndState {
+  agentAt: 'source' | 'target' | 'nowhere' | 'both';
+  filesKept: boolean;
+  leftovers: string[];
+}
+
+function sorted(o: Record<string, string>): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b))));
+}
+
+/**
+ * After recover: where the agent runs (exactly one of source pane / vega), whether every
+ * uncommitted byte is where it should be (target worktree + source stash, or still at the source),
+ * and what is left over (refs, worktrees, branches, workspaces, session file, marker, lock).
+ */
+export async function endState(world: World, lane: Lane, before: Before, id: string, header: Header): Promise<EndState> {
+  const laptop = world.users.laptop!;
+  const vega = world.users.vega!;
+  const { p, pane, branch } = lane;
+  const atSource = (await agents(world, laptop)).some((a) => a.pane_id === pane);
+  const onVega = (await agents(world, vega)).filter((a) => under(a.foreground_cwd ?? a.cwd, p.vega));
+  const agentAt: EndState['agentAt'] = atSource && onVega.length === 0 ? 'source' : !atSource && onVega.length === 1 ? 'target' : atSource ? 'both' : 'nowhere';
+  let filesKept: boolean;
+  const leftovers: string[] = [];
+  const vegaWs = (await workspaces(world, vega)).filter((w) => w.label?.startsWith(branch));
+  if (agentAt === 'target') {
+    const newStash = gitAs(laptop, p.laptop, ['stash', 'list', '--format=%H']).trim().split('\n')[0]!;
+    filesKept =
+      sorted(treeHashes(header.plan.will_create.worktree)) === sorted(before.files) &&
+      sorted(stashHashes(laptop, p.laptop, newStash)) === sorted(before.files) &&
+      gitAs(laptop, p.laptop, ['status', '--porcelain']).trim() === '';
+    leftovers.push(...targetLeftovers(vega, p.vega, ['main', branch]).filter((l) => !l.startsWith('worktrees:') && !l.startsWith('files in')));
+    if (vegaWs.length !== 1) leftovers.push(`vega workspaces: ${vegaWs.length}`);
+  } else {
+    filesKept = sorted(treeHashes(p.laptop)) === sorted(before.files) && gitAs(laptop, p.laptop, ['stash', 'list', '--format=%H']) === before.stash;
+    leftovers.push(...targetLeftovers(vega, p.vega));
+    if (vegaWs.length) leftovers.push(`vega workspaces: ${vegaWs.map((w) => w.workspace_id).join(', ')}`);
+    if (fs.existsSync(header.plan.will_create.session_file)) leftovers.push(`session file ${header.plan.will_create.session_file}`);
+  }
+  if (gitAs(laptop, p.laptop, ['for-each-ref', 'refs/handoff']).trim()) leftovers.push('laptop refs/handoff');
+  if (markers(vega).some((m) => m.startsWith(id))) leftovers.push('marker on vega');
+  const myLocks = locks(laptop).filter((l) => l.includes(header.session));
+  if (myLocks.length) leftovers.push(`locks: ${myLocks.join(', ')}`);
+  return { agentAt, filesKept, leftovers };
+}
+
+/** Reset for the next case: the target agent and its session leave vega. */
+export async function clearVega(world: World, lane: Lane, header: Header): Promise<void> {
+  const vega = world.users.vega!;
+  for (const w of (await workspaces(world, vega)).filter((x) => x.label?.startsWith(lane.branch))) await closeWorkspace(world, vega, w.workspace_id);
+  fs.rmSync(path.dirname(header.plan.will_create.session_file), { recursive: true, force: true });
 }
