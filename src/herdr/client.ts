@@ -1,5 +1,10 @@
 // Typed herdr 0.8 client over a Host: every call is `herdr <words…>` run by argv on that host,
 // its envelope parsed with zod, its error codes surfaced as HerdrError with herdr's own code.
+//
+// Reads (agent list/get, pane get/process-info) go straight to the server's API socket once the
+// probe has told where it is and that the CLI matches the server: the CLI prints exactly the
+// socket's response line, so the same schemas parse it, and it spares a process start per call
+// (and, over ssh, a program on the remote side). Any socket trouble falls back to the CLI.
 import type { z } from 'zod';
 import { HandoffError } from '../errors.js';
 import type { Host, RunResult } from '../host/host.js';
@@ -67,6 +72,9 @@ export interface HerdrClientOptions {
 export class HerdrClient {
   private binPromise: Promise<string | null> | undefined;
   private readonly timeoutMs: number;
+  /** The server's API socket, once a probe found a running, compatible server. */
+  private socket: string | null = null;
+  private requests = 0;
 
   constructor(
     readonly host: Host,
@@ -144,16 +152,47 @@ export class HerdrClient {
     if (!path) return { path: null, version: null, server: 'not_installed', serverStatus: null };
     const serverStatus = parseServerStatus(r.stdout.slice(nl + 1));
     const told = serverStatus?.running && serverStatus.compatible !== false ? serverStatus.version : null;
+    this.socket = told && serverStatus?.socket ? serverStatus.socket : null;
     const version = checkHerdrVersion(told ?? (await this.host.run([path, '--version'], { timeoutMs: this.timeoutMs })).stdout);
     return { path, version, server: serverStatus?.running ? 'running' : 'not_running', serverStatus };
   }
 
+  /**
+   * One request on the API socket, its response line parsed like the CLI's output; null when
+   * the socket is unknown or failed (the caller then runs the CLI, which will say what is wrong).
+   */
+  private async viaSocket<S extends z.ZodTypeAny>(method: string, params: Record<string, unknown>, schema: S, what: string): Promise<z.infer<S> | null> {
+    const socket = this.socket;
+    if (!socket) return null;
+    let line: string;
+    try {
+      line = await socketRequest(this.host, socket, JSON.stringify({ id: `agent-handoff:${++this.requests}`, method, params }), Math.min(this.timeoutMs, 10_000));
+    } catch {
+      this.socket = null;
+      return null;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      this.socket = null;
+      return null;
+    }
+    const err = ErrorEnvelope.safeParse(parsed);
+    if (err.success) throw new HerdrError(err.data.error.code, err.data.error.message, this.host.label, FIXES[err.data.error.code]);
+    const res = schema.safeParse(parsed);
+    if (!res.success) throw new HerdrError('herdr_bad_output', `herdr's ${what} answered with unexpected JSON: ${res.error.message.slice(0, 300)}`, this.host.label);
+    return res.data;
+  }
+
   async agentList(): Promise<AgentInfo[]> {
-    return (await this.json(['agent', 'list'], AgentListResult)).result.agents;
+    const r = (await this.viaSocket('agent.list', {}, AgentListResult, 'agent list')) ?? (await this.json(['agent', 'list'], AgentListResult));
+    return r.result.agents;
   }
 
   async agentGet(target: string): Promise<AgentInfo> {
-    return (await this.json(['agent', 'get', target], AgentInfoResult)).result.agent;
+    const r = (await this.viaSocket('agent.get', { target }, AgentInfoResult, 'agent get')) ?? (await this.json(['agent', 'get', target], AgentInfoResult));
+    return r.result.agent;
   }
 
   /** `agent start`; herdr itself waits until the agent is interactive (≥ 3 s). */
@@ -169,11 +208,13 @@ export class HerdrClient {
   }
 
   async processInfo(pane: string): Promise<PaneProcessInfo> {
-    return (await this.json(['pane', 'process-info', '--pane', pane], ProcessInfoResult)).result.process_info;
+    const r = (await this.viaSocket('pane.process_info', { pane_id: pane }, ProcessInfoResult, 'pane process-info')) ?? (await this.json(['pane', 'process-info', '--pane', pane], ProcessInfoResult));
+    return r.result.process_info;
   }
 
   async paneGet(pane: string): Promise<PaneInfo> {
-    return (await this.json(['pane', 'get', pane], PaneInfoResult)).result.pane;
+    const r = (await this.viaSocket('pane.get', { pane_id: pane }, PaneInfoResult, 'pane get')) ?? (await this.json(['pane', 'get', pane], PaneInfoResult));
+    return r.result.pane;
   }
 
   async sendText(pane: string, text: string): Promise<void> {
@@ -231,4 +272,29 @@ export class HerdrClient {
     }
     return r.stdout;
   }
+}
+
+/** One NDJSON request and its one-line answer on a Unix socket of `host`, bounded by `timeoutMs`. */
+async function socketRequest(host: Host, socketPath: string, request: string, timeoutMs: number): Promise<string> {
+  const stream = await host.connectSocket(socketPath);
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const done = (err: Error | null, value?: string): void => {
+      clearTimeout(timer);
+      stream.removeAllListeners('data');
+      stream.destroy();
+      if (err) reject(err);
+      else resolve(value ?? '');
+    };
+    const timer = setTimeout(() => done(new Error(`no answer from ${socketPath} within ${timeoutMs} ms`)), timeoutMs);
+    stream.on('data', (d: Buffer) => {
+      chunks.push(d);
+      const all = Buffer.concat(chunks);
+      const nl = all.indexOf(0x0a);
+      if (nl >= 0) done(null, all.subarray(0, nl).toString('utf8'));
+    });
+    stream.on('error', (e: Error) => done(e));
+    stream.on('end', () => done(new Error(`${socketPath} closed without an answer`)));
+    stream.write(`${request}\n`);
+  });
 }

@@ -5,7 +5,7 @@
 // run the same code. Two implementations pass the same contract tests: `LocalHost`
 // (execa + node:fs) and `SshHost` (ssh2, one connection, every operation a channel on it).
 // Nothing above `src/host/` imports ssh2 or knows which implementation it holds.
-import type { Readable, Writable } from 'node:stream';
+import type { Duplex, Readable, Writable } from 'node:stream';
 
 export interface RunOptions {
   /** Absolute working directory. The program is not started if it does not exist (exit 126 with a message on stderr). */
@@ -130,6 +130,12 @@ export interface Host {
   chmod(path: string, mode: number): Promise<void>;
   /** Set access and modification times (ms since epoch). */
   utimes(path: string, atimeMs: number, mtimeMs: number): Promise<void>;
+
+  /**
+   * A byte stream to a Unix-domain socket on the host (local: a connection; ssh: an OpenSSH
+   * streamlocal channel on the same connection). Rejects when it cannot be opened.
+   */
+  connectSocket(path: string): Promise<Duplex>;
 
   /** Facts about the host, learned once per connection and cached. */
   info(): Promise<HostInfo>;

@@ -2,7 +2,8 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Readable, type Writable } from 'node:stream';
+import net from 'node:net';
+import { Readable, type Duplex, type Writable } from 'node:stream';
 import { execa } from 'execa';
 import { HostError } from '../errors.js';
 import type { DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResult, WriteOptions } from './host.js';
@@ -170,6 +171,17 @@ export class LocalHost implements Host {
 
   async utimes(p: string, atimeMs: number, mtimeMs: number): Promise<void> {
     await fs.utimes(p, atimeMs / 1000, mtimeMs / 1000);
+  }
+
+  connectSocket(p: string): Promise<Duplex> {
+    return new Promise<Duplex>((resolve, reject) => {
+      const sock = net.connect(p);
+      sock.once('connect', () => {
+        sock.removeListener('error', reject);
+        resolve(sock);
+      });
+      sock.once('error', reject);
+    });
   }
 
   info(): Promise<HostInfo> {

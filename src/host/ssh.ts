@@ -674,6 +674,20 @@ export class SshHost implements Host {
     if (r.exitCode !== 0) throw this.ioError('Setting times of', p, r.stderr, r.exitCode);
   }
 
+  async connectSocket(p: string): Promise<Duplex> {
+    if (this.lost) throw this.lost;
+    const release = await this.slots.acquire();
+    try {
+      const ch = await new Promise<ClientChannel>((resolve, reject) => this.client.openssh_forwardOutStreamLocal(p, (err, c) => (err ? reject(err) : resolve(c))));
+      this.counts.channels++;
+      ch.once('close', release);
+      return ch;
+    } catch (err) {
+      release();
+      throw this.lost ?? new HostError('channel_failed', `${this.label} refused a connection to ${p}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
   // --- facts -----------------------------------------------------------------------------------
 
   info(): Promise<HostInfo> {
