@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { handoff, herdr, makeProject, screen, startFakeAgent, waitFor } from '../helpers/e2e.js';
 import type { World } from '../world/machines.js';
+import { lockName, paneLockKey } from '../../src/handoff/lock.js';
+import { locks } from './crash-helpers.js';
 
 let world: World;
 const cleanup: { user: 'laptop' | 'vega'; ws: string }[] = [];
@@ -16,7 +18,7 @@ afterAll(async () => {
   for (const c of cleanup) await herdr(world, world.users[c.user]!, ['workspace', 'close', c.ws]).catch(() => undefined);
 });
 
-async function killedSend(kill: string): Promise<string> {
+async function killedSend(kill: string): Promise<{ name: string; pane: string }> {
   const laptop = world.users.laptop!;
   const p = makeProject(world, `resend-${kill.replace(':', '-')}`);
   const name = `rs-${Math.random().toString(36).slice(2, 6)}`;
@@ -26,12 +28,14 @@ async function killedSend(kill: string): Promise<string> {
   const r = await handoff(world, laptop, ['send', name, 'vega', '--no-focus'], { env: { AGENT_HANDOFF_TEST_KILL_AT: kill } }).catch((err: Error) => err);
   // SIGKILL: no JSON at all.
   expect(r).toBeInstanceOf(Error);
-  return name;
+  // The killed controller left its pane lock behind: the re-run must get past it.
+  expect(locks(laptop)).toContain(lockName(paneLockKey(agent.pane)));
+  return { name, pane: agent.pane };
 }
 
 describe('send again after an uncertain end', () => {
   it('rolls back a handoff killed before placement, then moves the agent', async () => {
-    const name = await killedSend('before:place');
+    const { name, pane } = await killedSend('before:place');
     // Another target than the unfinished handoff's is refused, with the way out.
     const other = await handoff(world, world.users.laptop!, ['send', name, '--here']);
     expect(other.json).toMatchObject({ ok: false, code: 'handoff_in_progress' });
@@ -42,12 +46,15 @@ describe('send again after an uncertain end', () => {
     expect(r.json.resumed).toEqual([expect.objectContaining({ action: 'rolled_back' })]);
     const out = r.json as { target_agent: { workspace: string } };
     cleanup.push({ user: 'vega', ws: out.target_agent.workspace });
+    expect(locks(world.users.laptop!)).not.toContain(lockName(paneLockKey(pane)));
   }, 180_000);
 
   it('completes a handoff killed after the agent started on the target, without a second one', async () => {
-    const name = await killedSend('before:stash');
+    const { name, pane } = await killedSend('before:stash');
     const r = await handoff(world, world.users.laptop!, ['send', name, 'vega', '--no-focus']);
     expect(r.json, JSON.stringify(r.json)).toMatchObject({ ok: true, resumed: [expect.objectContaining({ action: 'completed' })] });
     expect(r.json.plan).toBeUndefined();
+    // Finishing it released the dead controller's locks.
+    expect(locks(world.users.laptop!)).not.toContain(lockName(paneLockKey(pane)));
   }, 180_000);
 });
