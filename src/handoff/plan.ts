@@ -103,11 +103,15 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
   const { opts, sides, id } = input;
   const { source, target } = sides;
   const warnings: string[] = [];
-  // The agent list is asked for alongside the probes; the probes explain a failure better.
-  const [sourceHerdr, targetHerdr, agents] = await Promise.all([
-    source.herdr.probe(),
+  // The agent list comes right after the source probe (which tells the API socket, so the list
+  // needs no herdr process); the target's integration state is asked alongside (CLI only).
+  // The probes explain a failure better than the list would.
+  const sourceProbe = source.herdr.probe();
+  const [sourceHerdr, targetHerdr, agents, integrations] = await Promise.all([
+    sourceProbe,
     sides.sameHost ? null : target.herdr.probe(),
-    source.herdr.agentList().catch((err: unknown) => err as Error),
+    sourceProbe.then(() => source.herdr.agentList()).catch((err: unknown) => err as Error),
+    target.herdr.integrationStatus().catch(() => [] as IntegrationState[]),
   ]);
   requireHerdr(sourceHerdr, source);
   const targetProbe = targetHerdr ?? sourceHerdr;
@@ -129,11 +133,10 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
   }
 
   // Everything below depends only on the agent: ask both machines at once.
-  const [info, sourceCtx, targetCtx, integrations, targetAgentCli] = await Promise.all([
+  const [info, sourceCtx, targetCtx, targetAgentCli] = await Promise.all([
     source.herdr.processInfo(agent.pane_id),
     sideCtx(source.host),
     sideCtx(target.host),
-    target.herdr.integrationStatus().catch(() => [] as IntegrationState[]),
     target.host.which(adapter.herdrKind),
   ]);
   const proc = info.foreground_processes[0];
@@ -234,13 +237,12 @@ async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: Snapshot,
 }
 
 /** Enough free space on the target for the session unit (with a margin). */
-async function checkDisk(target: Side, configRoot: string, unit: UnitEntry[]): Promise<void> {
+export async function checkDisk(target: Pick<Side, 'host'>, configRoot: string, unit: UnitEntry[]): Promise<void> {
   const need = unit.reduce((n, e) => n + e.size, 0);
-  // df needs an existing folder: walk up from the config root.
-  let dir = configRoot;
-  while (dir !== '/' && !(await target.host.stat(dir))) dir = dir.replace(/\/[^/]+$/, '') || '/';
-  const r = await target.host.run(['df', '-Pk', dir]);
-  const fields = r.stdout.trim().split('\n').pop()?.trim().split(/\s+/) ?? [];
+  // df needs an existing folder: the script walks up from the config root (one program).
+  const r = await target.host.run(['/bin/sh', '-c', 'd=$1; while [ ! -d "$d" ]; do d=${d%/*}; [ -n "$d" ] || d=/; done; printf "%s\\n" "$d"; exec df -Pk -- "$d"', 'sh', configRoot]);
+  const [dir = configRoot, ...rest] = r.stdout.split('\n');
+  const fields = rest.join('\n').trim().split('\n').pop()?.trim().split(/\s+/) ?? [];
   const availKb = Number(fields[3]);
   if (r.exitCode === 0 && Number.isFinite(availKb) && availKb * 1024 < need * 1.1 + 1024 * 1024) {
     throw new HandoffError('target_disk_full', `${target.host.label} has ${Math.round(availKb / 1024)} MB free under ${dir}; the session needs ${Math.ceil(need / 1024 / 1024)} MB.`, {

@@ -1,0 +1,22 @@
+// The plan's free-space check: one program that walks up to an existing folder and asks df.
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkDisk } from '../../src/handoff/plan.js';
+import { LocalHost } from '../../src/host/local.js';
+
+const host = new LocalHost();
+const missingRoot = path.join(os.tmpdir(), `ah-disk-${process.pid}`, 'not', 'there yet', '$(touch canary)');
+const entry = (size: number) => [{ source: '/dev/null', dest: 'x.jsonl', size, mode: 0o600, mtimeMs: 0, verbatim: false }];
+
+describe('checkDisk', () => {
+  it('accepts a session that fits, under a config root that does not exist yet', async () => {
+    await expect(checkDisk({ host }, missingRoot, entry(1024))).resolves.toBeUndefined();
+  });
+
+  it('refuses a session larger than the free space, naming the folder it measured', async () => {
+    const err = (await checkDisk({ host }, missingRoot, entry(2 ** 60)).catch((e: unknown) => e)) as { code?: string; message?: string };
+    expect(err.code).toBe('target_disk_full');
+    expect(err.message).toContain(os.tmpdir());
+  });
+});
