@@ -2,6 +2,7 @@
 // on vega and sees a fake claude that was started in a vega pane with the herdr integration
 // installed — including the session it reported.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HerdrClient } from '../../src/herdr/client.js';
 import { SshHost } from '../../src/host/ssh.js';
 import { useWorld } from '../helpers/world.js';
 import { herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, type StartedAgent } from '../helpers/e2e.js';
@@ -51,6 +52,23 @@ describe('world smoke', () => {
       });
       expect(listed).toMatchObject({ agent: 'claude', agent_session: { kind: 'id', source: 'herdr:claude' } });
       expect(listed.agent_session!.value).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(host.counters.handshakes).toBe(1);
+
+      // The typed client: after the probe, reads go to vega's API socket over a streamlocal
+      // channel of the same connection — no remote program runs for them.
+      const client = new HerdrClient(host);
+      expect((await client.probe()).server).toBe('running');
+      const commands = host.counters.commands;
+      const channels = host.counters.channels;
+      const viaSocket = await client.agentList();
+      expect(viaSocket.find((a) => a.name === name)).toMatchObject({ agent: 'claude', agent_session: listed.agent_session });
+      expect((await client.processInfo(agent!.pane)).pane_id).toBe(agent!.pane);
+      expect(host.counters.commands).toBe(commands);
+      expect(host.counters.channels).toBe(channels + 2);
+      // A socket that cannot be reached: the CLI answers instead, the same way.
+      host.connectSocket = () => Promise.reject(new Error('streamlocal forwarding refused'));
+      expect((await client.agentList()).find((a) => a.name === name)?.agent_session).toEqual(listed.agent_session);
+      expect(host.counters.commands).toBe(commands + 1);
       expect(host.counters.handshakes).toBe(1);
     } finally {
       await host.close();
