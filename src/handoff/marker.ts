@@ -3,6 +3,7 @@
 // the target until the handoff ends, so `recover` run on the target (or anywhere that can read
 // it) finds a handoff whose controller died, even though its journal is on another machine.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Host } from '../host/host.js';
@@ -32,10 +33,28 @@ export function markerPath(dir: string, id: string): string {
   return `${dir}/incoming/${id}.json`;
 }
 
+/**
+ * `user@host` of this process: the marker is read on the target, where "local" or a bare host name
+ * (the same on two accounts of one machine) would not say where to run `recover`.
+ */
+export function controllerName(host = os.hostname()): string {
+  if (host.includes('@')) return host;
+  let user: string;
+  try {
+    user = os.userInfo().username;
+  } catch {
+    return host;
+  }
+  return `${user}@${host}`;
+}
+
+/** Written by the controller (this process), so "local" and the controller are this account. */
 export async function writeMarker(host: Host, dir: string, marker: IncomingMarker): Promise<string> {
   await host.mkdirp(`${dir}/incoming`, 0o700);
   const file = markerPath(dir, marker.id);
-  await host.writeFile(file, JSON.stringify(marker) + '\n', { mode: 0o600 });
+  const controller = controllerName(marker.controller);
+  const named = { ...marker, controller, from: marker.from === 'local' ? controller : marker.from };
+  await host.writeFile(file, JSON.stringify(IncomingMarker.parse(named)) + '\n', { mode: 0o600 });
   return file;
 }
 

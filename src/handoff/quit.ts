@@ -55,3 +55,16 @@ export async function quitAgent(
   const screen = await herdr.read(pane, { source: 'visible' });
   throw quitFailed(kind, screen, classify(screen));
 }
+
+/**
+ * For `recover` after a controller died inside the quit, between typing the quit text and its
+ * Enter: the text waits in the agent's input, and the person's next Enter would quit the agent.
+ * When a visible line ends with exactly that text (after trailing spaces and box edges), erase it
+ * with one Backspace per character. Returns whether it did.
+ */
+export async function clearTypedQuit(herdr: HerdrClient, pane: string, text: string): Promise<boolean> {
+  const typed = (await herdr.read(pane, { source: 'visible' })).split('\n').some((l) => l.replace(/[\s│┃|]+$/u, '').endsWith(text));
+  if (!typed) return false;
+  await herdr.sendKeys(pane, Array.from({ length: [...text].length }, () => 'backspace'));
+  return true;
+}

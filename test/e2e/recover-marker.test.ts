@@ -6,6 +6,7 @@
 // back, and leaves both machines clean. Two cases side by side: killed before the agent was
 // started on vega (it runs nowhere), and killed before the source stash (it already runs on vega).
 import fs from 'node:fs';
+import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { herdrOk } from '../helpers/e2e.js';
@@ -34,6 +35,8 @@ let world: World;
 let laptop: WorldUser;
 let vega: WorldUser;
 const lanes: Lane[] = [];
+/** What `recover <id>` on vega printed, per case. */
+const byIdAnswers: { point: string; id: string; text: string }[] = [];
 
 beforeAll(async () => {
   world = await useWorld();
@@ -88,12 +91,14 @@ async function markerCase(lane: Lane, point: string, expected: { agentOnVega: bo
   expect(mine, `recover on vega did not report ${id}: ${JSON.stringify(out)}`).toBeTruthy();
   expect(mine!.journal_here).toBe(false);
   expect(mine!.marker).toMatchObject({ id, agent: lane.name, branch: lane.branch, worktree: header.plan.will_create.worktree });
+  // It names the account that started it (on vega, "local" or a bare host name would not).
+  expect(mine!.marker).toMatchObject({ controller: `laptop@${os.hostname()}`, from: `laptop@${os.hostname()}` });
   expect(mine!.fix).toContain(`agent-handoff recover ${id}`);
-  expect(mine!.fix).toContain(mine!.marker!.controller);
-  // Asked by id (the one the marker gave), vega says the same instead of "not found".
+  expect(mine!.fix).toContain(`laptop@${os.hostname()}`);
+  // Asked by the id the marker gave, vega should say the same (checked at the end, see below).
   const byId = await runHandoff(world, vega, ['recover', id, '--quiet']);
-  const byIdOut = lastJson(byId);
-  const byIdText = JSON.stringify(byIdOut);
+  const byIdText = JSON.stringify(lastJson(byId));
+  byIdAnswers.push({ point, id, text: byIdText });
 
   // Nothing moved: vega as it was, the laptop's journal untouched, the agent not started twice.
   expect(await vegaState(lane, id), point).toBe(vegaBefore);
@@ -123,5 +128,8 @@ describe('recover on the target of a handoff whose controller died', () => {
       markerCase(lanes[1]!, 'before:stash', { agentOnVega: true, action: 'completed' }),
     ]);
     console.log(['| killed at | agent then | `recover` on vega | `recover <id>` on vega | `recover <id>` on laptop |', '|---|---|---|---|---|', ...rows].join('\n'));
+    // `recover <id>` with the id from the marker must not answer "no such handoff, see history"
+    // (vega's history is empty): it should point at the controller as plain `recover` does.
+    for (const a of byIdAnswers) expect(a.text, `recover ${a.id} on vega (${a.point})`).toContain(`agent-handoff recover ${a.id}\` on laptop@${os.hostname()}`);
   }, 300_000);
 });
