@@ -5,6 +5,7 @@
 // probe has told where it is and that the CLI matches the server: the CLI prints exactly the
 // socket's response line, so the same schemas parse it, and it spares a process start per call
 // (and, over ssh, a program on the remote side). Any socket trouble falls back to the CLI.
+import type { Duplex } from 'node:stream';
 import type { z } from 'zod';
 import { HandoffError } from '../errors.js';
 import type { Host, RunResult } from '../host/host.js';
@@ -75,6 +76,12 @@ export class HerdrClient {
   /** The server's API socket, once a probe found a running, compatible server. */
   private socket: string | null = null;
   private requests = 0;
+  /**
+   * Over ssh, a connection to the socket opened ahead of the next request: opening a streamlocal
+   * channel is a round trip of its own, so with a spare ready a read costs one round trip and no
+   * remote program at all. (herdr answers one request per connection.)
+   */
+  private spare: Promise<Duplex> | null = null;
 
   constructor(
     readonly host: Host,
@@ -153,6 +160,7 @@ export class HerdrClient {
     const serverStatus = parseServerStatus(r.stdout.slice(nl + 1));
     const told = serverStatus?.running && serverStatus.compatible !== false ? serverStatus.version : null;
     this.socket = told && serverStatus?.socket ? serverStatus.socket : null;
+    if (this.socket && this.host.kind === 'ssh') this.spare = this.openSpare(this.socket);
     const version = checkHerdrVersion(told ?? (await this.host.run([path, '--version'], { timeoutMs: this.timeoutMs })).stdout);
     return { path, version, server: serverStatus?.running ? 'running' : 'not_running', serverStatus };
   }
@@ -164,11 +172,20 @@ export class HerdrClient {
   private async viaSocket<S extends z.ZodTypeAny>(method: string, params: Record<string, unknown>, schema: S, what: string): Promise<z.infer<S> | null> {
     const socket = this.socket;
     if (!socket) return null;
+    const request = JSON.stringify({ id: `agent-handoff:${++this.requests}`, method, params });
+    const timeoutMs = Math.min(this.timeoutMs, 10_000);
     let line: string;
     try {
-      line = await socketRequest(this.host, socket, JSON.stringify({ id: `agent-handoff:${++this.requests}`, method, params }), Math.min(this.timeoutMs, 10_000));
+      const spare = this.spare;
+      this.spare = this.host.kind === 'ssh' ? this.openSpare(socket) : null;
+      // A spare the server has closed meanwhile: one retry on a fresh connection.
+      line = await socketRequest(spare ?? this.host.connectSocket(socket), request, timeoutMs).catch((err: unknown) => {
+        if (!spare) throw err;
+        return socketRequest(this.host.connectSocket(socket), request, timeoutMs);
+      });
     } catch {
       this.socket = null;
+      this.spare = null;
       return null;
     }
     let parsed: unknown;
@@ -183,6 +200,15 @@ export class HerdrClient {
     const res = schema.safeParse(parsed);
     if (!res.success) throw new HerdrError('herdr_bad_output', `herdr's ${what} answered with unexpected JSON: ${res.error.message.slice(0, 300)}`, this.host.label);
     return res.data;
+  }
+
+  private openSpare(socket: string): Promise<Duplex> {
+    const p = this.host.connectSocket(socket).then((stream) => {
+      stream.on('error', () => undefined);
+      return stream;
+    });
+    p.catch(() => undefined);
+    return p;
   }
 
   async agentList(): Promise<AgentInfo[]> {
@@ -274,9 +300,9 @@ export class HerdrClient {
   }
 }
 
-/** One NDJSON request and its one-line answer on a Unix socket of `host`, bounded by `timeoutMs`. */
-async function socketRequest(host: Host, socketPath: string, request: string, timeoutMs: number): Promise<string> {
-  const stream = await host.connectSocket(socketPath);
+/** One NDJSON request and its one-line answer on a socket connection, bounded by `timeoutMs`. */
+async function socketRequest(connection: Promise<Duplex>, request: string, timeoutMs: number): Promise<string> {
+  const stream = await connection;
   return new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = [];
     const done = (err: Error | null, value?: string): void => {
@@ -286,7 +312,7 @@ async function socketRequest(host: Host, socketPath: string, request: string, ti
       if (err) reject(err);
       else resolve(value ?? '');
     };
-    const timer = setTimeout(() => done(new Error(`no answer from ${socketPath} within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(() => done(new Error(`no answer from herdr's socket within ${timeoutMs} ms`)), timeoutMs);
     stream.on('data', (d: Buffer) => {
       chunks.push(d);
       const all = Buffer.concat(chunks);
@@ -294,7 +320,7 @@ async function socketRequest(host: Host, socketPath: string, request: string, ti
       if (nl >= 0) done(null, all.subarray(0, nl).toString('utf8'));
     });
     stream.on('error', (e: Error) => done(e));
-    stream.on('end', () => done(new Error(`${socketPath} closed without an answer`)));
+    stream.on('end', () => done(new Error("herdr's socket closed without an answer")));
     stream.write(`${request}\n`);
   });
 }
