@@ -285,7 +285,9 @@ export class HerdrClient {
   /** `integration status` (plain text, local file checks on that host, no server needed). */
   async integrationStatus(): Promise<IntegrationState[]> {
     const args = ['integration', 'status'];
-    const r = await this.raw(args);
+    // Asked alongside the probe: by name on the login PATH rather than waiting for a lookup.
+    const r = this.binPromise ? await this.raw(args) : await this.host.run([this.opts.bin ?? 'herdr', ...args], { timeoutMs: this.timeoutMs });
+    if (r.exitCode === 127 && !this.binPromise) await this.requireBin();
     if (r.exitCode !== 0) this.fail(r, args);
     return parseIntegrationStatus(r.stdout);
   }
