@@ -25,6 +25,8 @@ const SHELL_HOPS = ['vegafish', 'vegash', 'vegazsh'] as const;
 let world: World;
 let laptop: WorldUser;
 let p: Project;
+/** A project of its own for the refusal checks, so they run beside the handoff chain. */
+let q: Project;
 const servers: number[] = [];
 const restoreAliases: (() => void)[] = [];
 const opened: { user: WorldUser; id: string }[] = [];
@@ -90,13 +92,17 @@ beforeAll(async () => {
   laptop = world.users.laptop!;
   expect(canaries()).toEqual([]);
   p = makeProject(world, REPO_NAME);
-  await Promise.all(
-    SHELL_HOPS.map(async (name) => {
+  q = makeProject(world, `${REPO_NAME} refs`);
+  gitAs(laptop, p.laptop, ['checkout', '-q', '-b', BRANCH]);
+  await Promise.all([
+    ...SHELL_HOPS.map(async (name) => {
       const user = world.users[name]!;
       cloneFor(user);
       servers.push(await startUserHerdr(user));
     }),
-  );
+    // The agent the chain hands off, on the hostile branch.
+    startFakeAgent(world, laptop, 'pi', p.laptop, { name: `hostile-${tag}`, args: ['first prompt'] }).then((a) => opened.push({ user: laptop, id: a.workspace })),
+  ]);
   for (const name of [...SHELL_HOPS, 'vega']) restoreAliases.push(sshAlias(world, `${name}-${tag}`, world.sshd.port, name));
 }, 180_000);
 
@@ -126,10 +132,10 @@ describe('hostile input', () => {
     expect(canaries()).toEqual([]);
   });
 
-  it('refuses agent refs and --session values with shell syntax, clearly, touching nothing', async () => {
-    gitAs(laptop, p.laptop, ['checkout', '-q', '-b', BRANCH]);
-    const name = `hostile-${tag}`;
-    const a = await startFakeAgent(world, laptop, 'pi', p.laptop, { name, args: ['first prompt'] });
+  // The refusals and the handoff chain use their own projects and agents: they run side by side.
+  it.concurrent('refuses agent refs and --session values with shell syntax, clearly, touching nothing', async ({ expect }) => {
+    const name = `hostile-refs-${tag}`;
+    const a = await startFakeAgent(world, laptop, 'pi', q.laptop, { name, args: ['first prompt'] });
     opened.push({ user: laptop, id: a.workspace });
     const outcomes: string[] = [];
     // Three at a time: each is a whole CLI run.
@@ -152,7 +158,7 @@ describe('hostile input', () => {
     expect((await agents(world, laptop)).some((x) => x.pane_id === a.pane)).toBe(true);
   }, 300_000);
 
-  it('hands off a repo, branch and files named with shell syntax through fish, sh, zsh and bash logins, intact', async () => {
+  it.concurrent('hands off a repo, branch and files named with shell syntax through fish, sh, zsh and bash logins, intact', async ({ expect }) => {
     const name = `hostile-${tag}`;
     writeAs(laptop, path.join(p.laptop, `committed $(touch ${CANARY}).md`), 'committed\n');
     gitAs(laptop, p.laptop, ['add', '-A']);
@@ -195,5 +201,5 @@ describe('hostile input', () => {
       from = { user: to, alias: `${toName}-${tag}`, agent: out!.target_agent.name, worktree: out!.target_worktree };
     }
     console.log(hops.join('\n'));
-  }, 300_000);
+  }, 420_000);
 });
