@@ -1,6 +1,7 @@
 // The command table: each command takes parsed args and returns its JSON result and exit code.
 // Commands are loaded on first use: `list` should not pay for loading the whole handoff.
-import { connectHost } from '../host/connect.js';
+import { closeUnclaimed, connectEarly, connectHost } from '../host/connect.js';
+import type { SendOptions } from '../handoff/options.js';
 import type { Host } from '../host/host.js';
 
 export interface CommandContext {
@@ -35,7 +36,18 @@ export const COMMANDS: Record<string, Command> = {
     return { result, exitCode: 0 };
   },
   doctor: async (args, ctx) => (await import('./doctor-command.js')).doctor(args, ctx),
-  send: async (args, ctx) => (await import('./send.js')).send(args, ctx),
+  send: async (args, ctx) => {
+    // Start the ssh handshakes now: their round trips overlap loading the handoff's modules.
+    const o = args.send as SendOptions;
+    const timeouts = { connectTimeoutMs: o.timeoutS * 1000, commandTimeoutMs: o.timeoutS * 1000 };
+    if (o.from) connectEarly(o.from, timeouts);
+    if (!o.here && o.target) connectEarly(o.target, timeouts);
+    try {
+      return await (await import('./send.js')).send(args, ctx);
+    } finally {
+      await closeUnclaimed();
+    }
+  },
   '__run-deferred': async (args, ctx) => (await import('./run-deferred.js')).runDeferred(args, ctx),
   recover: async (args, ctx) => (await import('./recover.js')).recover(args, ctx),
   history: async (_args, ctx) => ({ result: (await import('./history.js')).historyResult(ctx.env), exitCode: 0 }),

@@ -116,9 +116,10 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
   let sourceAtShell = false;
   const restartArgs = adapter.resumeArgv(plan.sourceHandle, opts.agentArgs).slice(1);
   const quit = await step('quit', `quitting the ${plan.kind} agent`, async () => {
-    const q = await quitAgent(source.herdr, agent.pane_id, plan.kind, adapter.quit, adapter.classifyScreen, { timeoutMs: opts.timeoutS * 1000 });
+    // Recorded before the keys go out: a controller killed mid-quit leaves a journal from which
+    // `recover` restarts the agent (or clears the typed quit text) instead of "nothing changed".
     record({ kind: 'quit', pane: agent.pane_id, name: agent.name ?? null, agentKind: adapter.herdrKind, restartArgs });
-    return q;
+    return quitAgent(source.herdr, agent.pane_id, plan.kind, adapter.quit, adapter.classifyScreen, { timeoutMs: opts.timeoutS * 1000 });
   });
 
   try {

@@ -31,10 +31,13 @@ export async function openSides(opts: SendOptions): Promise<Sides> {
   const timeouts = { connectTimeoutMs: opts.timeoutS * 1000, commandTimeoutMs: opts.timeoutS * 1000 };
   const opened: Host[] = [];
   try {
-    const sourceHost = await connectHost(sourceSpec, timeouts);
-    opened.push(sourceHost);
-    const targetHost = targetSpec === sourceSpec ? sourceHost : await connectHost(targetSpec, timeouts);
-    if (targetHost !== sourceHost) opened.push(targetHost);
+    // Both machines at once (--from HOST TARGET opens two connections).
+    const [sourceConn, targetConn] = await Promise.allSettled([connectHost(sourceSpec, timeouts), targetSpec === sourceSpec ? null : connectHost(targetSpec, timeouts)]);
+    for (const r of [sourceConn, targetConn]) if (r.status === 'fulfilled' && r.value) opened.push(r.value);
+    if (sourceConn.status === 'rejected') throw sourceConn.reason;
+    if (targetConn.status === 'rejected') throw targetConn.reason;
+    const sourceHost = sourceConn.value;
+    const targetHost = targetConn.value ?? sourceHost;
     const [sourceInfo, targetInfo] = await Promise.all([sourceHost.info(), targetHost.info()]);
     const herdrTimeout = { timeoutMs: opts.timeoutS * 1000 };
     const source: Side = { role: 'source', spec: sourceSpec, host: sourceHost, herdr: new HerdrClient(sourceHost, herdrTimeout), info: sourceInfo };

@@ -11,5 +11,30 @@ export type ConnectOptions = SshHostOptions & LocalHostOptions;
  */
 export async function connectHost(target: string, opts: ConnectOptions = {}): Promise<Host> {
   if (target === 'local') return new LocalHost(opts);
+  const started = early.get(target);
+  if (started) {
+    early.delete(target);
+    return started;
+  }
   return SshHost.connect(target, opts);
+}
+
+/**
+ * Connections begun before the command's own modules load (the handshake's round trips then
+ * overlap that work); the next `connectHost` of the same target takes it over.
+ */
+const early = new Map<string, Promise<Host>>();
+
+export function connectEarly(target: string, opts: ConnectOptions = {}): void {
+  if (target === 'local' || early.has(target)) return;
+  const p = SshHost.connect(target, opts);
+  p.catch(() => undefined); // whoever takes it over sees the error
+  early.set(target, p);
+}
+
+/** Close early connections nobody took over (the command ended before it needed them). */
+export async function closeUnclaimed(): Promise<void> {
+  const left = [...early.values()];
+  early.clear();
+  await Promise.all(left.map((p) => p.then((h) => h.close()).catch(() => undefined)));
 }
