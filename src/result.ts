@@ -50,6 +50,7 @@ export const ERROR_CODES = {
   unsafe_destination: 'A session file would be written outside the target’s config folder.',
   unsupported_path: 'A path the agent cannot use (e.g. grok past 255 encoded bytes).',
   copy_failed: 'Copying a session file failed.',
+  marker_failed: 'The incoming marker could not be written on the target (before anything else changed there).',
   hash_failed: 'A session file could not be hashed on the target.',
   missing_tool: 'A POSIX tool the target needs is missing (sha256sum/shasum).',
   quit_failed: 'The agent did not quit; the error shows its screen.',

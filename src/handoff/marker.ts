@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
 import { stateDir } from './journal.js';
 
@@ -50,11 +51,12 @@ export function controllerName(host = os.hostname()): string {
 
 /** Written by the controller (this process), so "local" and the controller are this account. */
 export async function writeMarker(host: Host, dir: string, marker: IncomingMarker): Promise<string> {
-  await host.mkdirp(`${dir}/incoming`, 0o700);
   const file = markerPath(dir, marker.id);
   const controller = controllerName(marker.controller);
   const named = { ...marker, controller, from: marker.from === 'local' ? controller : marker.from };
-  await host.writeFile(file, JSON.stringify(IncomingMarker.parse(named)) + '\n', { mode: 0o600 });
+  // Folder and file in one program (one round trip over ssh); private through the umask.
+  const r = await host.run(['/bin/sh', '-c', 'umask 077; mkdir -p -- "$1" && cat >"$2"', 'sh', `${dir}/incoming`, file], { stdin: JSON.stringify(IncomingMarker.parse(named)) + '\n' });
+  if (r.exitCode !== 0) throw new HandoffError('marker_failed', `Could not write ${file} on ${host.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`, { fix: `Check that ${dir} on ${host.label} is writable.` });
   return file;
 }
 
