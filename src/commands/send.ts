@@ -234,10 +234,7 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
     process.on('SIGTERM', onSignal);
     try {
       const done = await execute(plan, sides, journal, progress, aborter.signal);
-      const atShell = await sides.source.herdr
-        .processInfo(plan.agent.pane_id)
-        .then((i) => i.foreground_process_group_id === i.shell_pid)
-        .catch(() => false);
+      const atShell = done.sourceAtShell;
       journal.outcome('succeeded');
       // After success, nothing here may fail the handoff: these are notes and courtesies.
       const moved = await recordMoved(sides.source.host, stateOnSource, {
@@ -297,6 +294,8 @@ async function claimAgent(sides: Sides, ref: string, o: { stateDir: string; owne
   const host = sides.source.host;
   let agent;
   try {
+    // After the probe the plan runs too (shared): the list then comes over herdr's API socket.
+    await sides.source.herdr.probe().catch(() => undefined);
     agent = findAgent(await sides.source.herdr.agentList(), ref, host.label);
   } catch (err) {
     if (err instanceof HandoffError && err.code === 'agent_not_found') {

@@ -82,6 +82,7 @@ export class HerdrClient {
    * remote program at all. (herdr answers one request per connection.)
    */
   private spare: Promise<Duplex> | null = null;
+  private probing: Promise<HerdrProbe> | undefined;
 
   constructor(
     readonly host: Host,
@@ -147,8 +148,13 @@ export class HerdrClient {
     if (r.exitCode !== 0) this.fail(r, args);
   }
 
-  /** Installed? which version? server up? — never throws for "not installed" or "not running". */
-  async probe(): Promise<HerdrProbe> {
+  /** Installed? which version? server up? — asked once per client; never throws for "not installed" or "not running". */
+  probe(): Promise<HerdrProbe> {
+    this.probing ??= this.probeOnce();
+    return this.probing;
+  }
+
+  private async probeOnce(): Promise<HerdrProbe> {
     // One program on the host: find herdr on the login PATH and ask the server's status. A
     // running, compatible server reports its version, which the CLI shares (the protocol
     // matches); `--version` is asked only when the status cannot tell.
