@@ -234,7 +234,23 @@ export class SshHost implements Host {
     } finally {
       clearTimeout(timer);
     }
-    return new SshHost(chain, hops, socket!, opts, Date.now() - started);
+    const host = new SshHost(chain, hops, socket!, opts, Date.now() - started);
+    host.warmUp();
+    return host;
+  }
+
+  /**
+   * Open what nearly every use needs — the login probe, a command shell and the SFTP channel —
+   * side by side right after the handshake, so their round trips overlap each other and whatever
+   * the caller does meanwhile (loading modules, local work). Failures surface on first real use.
+   */
+  private warmUp(): void {
+    const ignore = (): undefined => undefined;
+    this.info().catch(ignore);
+    this.takeShell()
+      .then((shell) => shell && this.releaseShell(shell))
+      .catch(ignore);
+    this.sftp().catch(ignore);
   }
 
   /** Local TCP port of the connection (to find it in sshd logs). */
