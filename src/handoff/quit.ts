@@ -56,15 +56,38 @@ export async function quitAgent(
   throw quitFailed(kind, screen, classify(screen));
 }
 
+/** A mark that opens an agent's input line (pi `>`, codex `›`, claude/grok `❯`). */
+const PROMPT_MARK = /^[>›❯»]/u;
+const EDGE = /^[\s│┃|]+|[\s│┃|]+$/gu;
+
+/**
+ * The agent's input line: the bottom-most visible line that opens with a prompt mark (past
+ * messages in the transcript above it may look alike; menus and footers below it do not), as its
+ * index and the text after the mark.
+ */
+function inputLine(screen: string): { index: number; input: string } | null {
+  const lines = screen.split('\n');
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!.replace(EDGE, '');
+    if (PROMPT_MARK.test(line)) return { index: i, input: line.replace(PROMPT_MARK, '').trim() };
+  }
+  return null;
+}
+
+export type ClearQuitOutcome = 'not_typed' | 'cleared' | 'still_typed';
+
 /**
  * For `recover` after a controller died inside the quit, between typing the quit text and its
  * Enter: the text waits in the agent's input, and the person's next Enter would quit the agent.
- * When a visible line ends with exactly that text (after trailing spaces and box edges), erase it
- * with one Backspace per character. Returns whether it did.
+ * Only when the input line ends with exactly that text is it ours; then one Backspace per
+ * character erases it and nothing before it (a draft the person had typed stays). Any other input
+ * (nothing typed, the person typed on after it, no input line found) is left alone: no key is
+ * sent. Then the screen is read again until the text is gone.
  */
-export async function clearTypedQuit(herdr: HerdrClient, pane: string, text: string): Promise<boolean> {
-  const typed = (await herdr.read(pane, { source: 'visible' })).split('\n').some((l) => l.replace(/[\s│┃|]+$/u, '').endsWith(text));
-  if (!typed) return false;
+export async function clearTypedQuit(herdr: HerdrClient, pane: string, text: string): Promise<ClearQuitOutcome> {
+  const typed = (screen: string) => inputLine(screen)?.input.endsWith(text) ?? false;
+  if (!typed(await herdr.read(pane, { source: 'visible' }))) return 'not_typed';
   await herdr.sendKeys(pane, Array.from({ length: [...text].length }, () => 'backspace'));
-  return true;
+  const gone = await pollUntil(async () => (typed(await herdr.read(pane, { source: 'visible' })) ? undefined : true), { timeoutMs: 3_000, everyMs: 150 });
+  return gone ? 'cleared' : 'still_typed';
 }

@@ -3,6 +3,7 @@
 // verification and the source stash remain), else roll the target back and restart the agent at
 // the source. Each step first checks whether its effect is already there and then reports
 // `recovered` instead of redoing it.
+import { adapterFor } from '../../adapters/index.js';
 import { HandoffError } from '../errors.js';
 import { connectHost } from '../host/connect.js';
 import type { Host } from '../host/host.js';
@@ -19,6 +20,8 @@ import { processStartId } from './process-age.js';
 import { hostStateDir } from './marker.js';
 import { HandoffRecord } from './records.js';
 import { rollback, type RollbackReport } from './rollback.js';
+import { clearTypedQuit, paneAtShell } from './quit.js';
+import { pollUntil } from '../sleep.js';
 
 export interface RecoverStep {
   step: string;
@@ -164,6 +167,31 @@ async function releaseLock(source: Host, header: Record<string, unknown>, id: st
   return released.length > 0 ? released.join(', ') : null;
 }
 
+/** How long an agent told to quit (Enter sent just before the controller died) gets to go. */
+const QUIT_GRACE_MS = 3_000;
+
+/**
+ * The controller died between journaling the quit and seeing the agent go: the keys may not have
+ * gone out, the quit text may wait in the input, or the Enter went out and the agent is gone or
+ * going. Give a departing agent its moment (then it is restarted like any quit agent); an agent
+ * that stays has the quit text erased from its input, or its next Enter would quit it.
+ */
+async function settleInterruptedQuit(herdr: HerdrClient, quit: Extract<HandoffRecord, { kind: 'quit' }>): Promise<{ alive: boolean; step: RecoverStep }> {
+  const text = adapterFor(quit.agentKind).quit.text;
+  let gone: boolean;
+  try {
+    gone = (await pollUntil(async () => ((await paneAtShell(herdr, quit.pane)) ? true : undefined), { timeoutMs: QUIT_GRACE_MS, everyMs: 150 })) === true;
+  } catch (err) {
+    // The pane itself is gone (or unreadable): the restart reports what it finds.
+    return { alive: false, step: { step: 'quit', status: 'recovered', detail: `Could not look at pane ${quit.pane} (${err instanceof Error ? err.message : String(err)}); the agent is restarted there.` } };
+  }
+  if (gone) return { alive: false, step: { step: 'quit', status: 'recovered', detail: `The agent had quit (the controller died after the quit was entered); it is restarted in pane ${quit.pane}.` } };
+  const cleared = await clearTypedQuit(herdr, quit.pane, text);
+  if (cleared === 'cleared') return { alive: true, step: { step: 'quit', status: 'recovered', detail: `The controller died before the quit was entered: erased ${JSON.stringify(text)} from the agent's input in pane ${quit.pane}; the agent keeps running there.` } };
+  if (cleared === 'not_typed') return { alive: true, step: { step: 'quit', status: 'recovered', detail: `The controller died before the quit was entered; the agent still runs in pane ${quit.pane} and its input does not end with ${JSON.stringify(text)}.` } };
+  return { alive: true, step: { step: 'quit', status: 'failed', detail: `${JSON.stringify(text)} still waits in the agent's input in pane ${quit.pane}: erase it there before pressing Enter, or the agent quits.` } };
+}
+
 export async function recoverOne(dir: string, id: string, opts: { forceRollback: boolean; timeoutS: number }): Promise<RecoverReport> {
   const release = claimRecovery(dir, id);
   if (!release) {
@@ -242,7 +270,15 @@ async function recoverClaimed(dir: string, id: string, opts: { forceRollback: bo
       return { id, action: 'completed', steps, rollback: null };
     }
     // Roll back: only the records matter; the source agent restarts unless it already runs.
-    const sourceAlive = quit ? (await sides.source.herdr.agentList()).some((a) => a.pane_id === quit.pane) : true;
+    let sourceAlive: boolean;
+    if (quit && !done.has('quit')) {
+      // Died inside the quit: the agent may be gone, on its way out, or waiting with the quit text typed.
+      const settled = await settleInterruptedQuit(sides.source.herdr, quit);
+      sourceAlive = settled.alive;
+      steps.push(settled.step);
+    } else {
+      sourceAlive = quit ? (await sides.source.herdr.agentList()).some((a) => a.pane_id === quit.pane) : true;
+    }
     const report = await rollback(sides, records, { restart: !sourceAlive, alreadyUndone: undoneBefore(events) });
     if (sourceAlive && quit) steps.push({ step: 'restart', status: 'recovered', detail: `The agent already runs at the source (pane ${quit.pane}).` });
     for (const u of report.undone) steps.push({ step: 'undo', status: 'done', detail: u });

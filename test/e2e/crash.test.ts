@@ -191,9 +191,9 @@ describe('kill injection at every step boundary', () => {
     report(await runCases([...POINTS.map((pt): [string] => [pt]), ['after:place', 'placement'], ['after:session', 'session_copy'], ...TRANSFER.map((pt): [string] => [pt])]));
   }, 420_000);
 
-  // The quit is journaled only once the agent was seen to go: killed after the quit text was
-  // typed, the text waits in the agent's input; killed after Enter, the agent is gone and the
-  // journal does not say it was quit, so recover finds "nothing to do".
+  // The quit is journaled before its keys go out. Killed after the quit text was typed, the text
+  // waits in the agent's input: recover must erase it (the next Enter would quit the agent).
+  // Killed after Enter, the agent goes with nobody watching: recover must restart it at the source.
   it('a kill inside the quit leaves the agent running at the source, its input clean', async () => {
     report(await runCases(QUIT.map((pt): [string] => [pt])));
   }, 240_000);
