@@ -124,8 +124,12 @@ async function crashCase(lane: Lane, point: string, loseRecord?: 'placement' | '
   const out = lastJson(rec);
   expect(out, `recover printed no JSON: ${rec.stdout}\n${rec.stderr}`).toBeTruthy();
   expect(rec.code, `${point}: ${JSON.stringify(out)}`).toBe(0);
-  const mine = (out!.recovered as { id: string; action: string; steps: { status: string }[] }[]).find((r) => r.id === id);
+  const mine = (out!.recovered as { id: string; action: string; steps: { step: string; status: string; detail: string }[] }[]).find((r) => r.id === id);
   expect(mine, `${point}: recover did not pick up ${id}: ${JSON.stringify(out)}`).toBeTruthy();
+  // Inside the quit, recover says which it found: the text typed (erased, the agent kept) or the
+  // Enter gone (the agent quit, restarted).
+  if (point === 'inside:quit:typed') expect(mine!.steps, point).toContainEqual(expect.objectContaining({ step: 'quit', status: 'recovered', detail: expect.stringContaining('erased') }));
+  if (point === 'inside:quit:entered') expect(mine!.steps, point).toContainEqual(expect.objectContaining({ step: 'restart', status: 'done' }));
 
   const { agentAt, filesKept, leftovers } = await endState(world, lane, before, id, header);
   if (agentAt === 'source') {
