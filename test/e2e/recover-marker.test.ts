@@ -99,6 +99,10 @@ async function markerCase(lane: Lane, point: string, expected: { agentOnVega: bo
   const byId = await runHandoff(world, vega, ['recover', id, '--quiet']);
   const byIdText = JSON.stringify(lastJson(byId));
   byIdAnswers.push({ point, id, text: byIdText });
+  expect(byId.code, `recover ${id} on vega: ${byIdText}`).toBe(0);
+  // A unique prefix of the id finds the same marker.
+  const byPrefix = lastJson(await runHandoff(world, vega, ['recover', id.slice(0, -4), '--quiet'])) as { incoming?: Incoming[] } | null;
+  expect(byPrefix?.incoming?.map((i) => i.id), `recover ${id.slice(0, -4)} on vega`).toEqual([id]);
 
   // Nothing moved: vega as it was, the laptop's journal untouched, the agent not started twice.
   expect(await vegaState(lane, id), point).toBe(vegaBefore);
