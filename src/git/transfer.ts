@@ -77,14 +77,15 @@ export async function transfer(input: TransferInput): Promise<TransferResult> {
   const wanted = wip ? [head, wip] : [head];
   let bytesSent = 0;
   const skipped = wanted.every((oid) => commonSet.has(oid));
-  if (!skipped) bytesSent = await streamPack(input, wanted, common);
   const updates = [`create ${refs.head} ${head}`, ...(wip ? [`create ${refs.wip} ${wip}`] : [])];
-  await git(target, targetRepo, ['update-ref', '-m', `agent-handoff ${input.id}`, '--stdin'], { stdin: updates.join('\n') + '\n' });
+  // The refs are made by the same remote program that indexes the pack (one exec, not two).
+  if (!skipped) bytesSent = await streamPack(input, wanted, common, updates);
+  else await git(target, targetRepo, ['update-ref', '-m', `agent-handoff ${input.id}`, '--stdin'], { stdin: updates.join('\n') + '\n' });
   return { refs: { head: refs.head, wip: wip ? refs.wip : null }, bytesSent, commonTips: common.length, skipped };
 }
 
 /** pack-objects on the source → index-pack on the target, as one stream; returns the byte count. */
-async function streamPack(input: TransferInput, wanted: readonly string[], exclude: readonly string[]): Promise<number> {
+async function streamPack(input: TransferInput, wanted: readonly string[], exclude: readonly string[], updates: readonly string[]): Promise<number> {
   const { source, target, sourceRepo, targetRepo } = input;
   let bytes = 0;
   const counter = new Transform({
@@ -100,7 +101,7 @@ async function streamPack(input: TransferInput, wanted: readonly string[], exclu
   const indexArgs = ['index-pack', '--stdin', '--fix-thin'];
   const opts = input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {};
   const packing = source.run(['git', ...packArgs], { cwd: sourceRepo, stdin: revs, stdout: fromSource, ...opts });
-  const indexing = target.run(['git', ...indexArgs], { cwd: targetRepo, stdin: counter, ...opts });
+  const indexing = target.run(['/bin/sh', '-c', INDEX_AND_REF_SCRIPT, 'sh', `agent-handoff ${input.id}`, String(updates.length), ...updates, ...GIT_BASE_CONFIG], { cwd: targetRepo, env: GIT_BASE_ENV, stdin: counter, ...opts });
   // If the target stops reading early, keep draining so the source never blocks on a full pipe.
   void indexing.finally(() => counter.resume());
   const [packed, indexed] = await Promise.allSettled([packing, indexing]);
@@ -110,6 +111,18 @@ async function streamPack(input: TransferInput, wanted: readonly string[], exclu
   if (indexed.value.exitCode !== 0) throw gitFailed(target, targetRepo, indexArgs, indexed.value);
   return bytes;
 }
+
+/**
+ * $1 reflog message, $2 how many update lines follow, then those lines, then git's base options.
+ * index-pack reads the pack from stdin; the refs are made only when it succeeded.
+ */
+const INDEX_AND_REF_SCRIPT = [
+  'msg=$1; n=$2; shift 2; u=',
+  'while [ "$n" -gt 0 ]; do u="$u$1',
+  '"; shift; n=$((n - 1)); done',
+  'git "$@" index-pack --stdin --fix-thin >/dev/null || exit $?',
+  'printf "%s" "$u" | git "$@" update-ref -m "$msg" --stdin',
+].join('\n');
 
 /** Delete refs/handoff/<id>/* on the target (missing refs are fine). Call on success and on failure. */
 export async function cleanupRefs(target: Host, targetRepo: string, id: string): Promise<void> {

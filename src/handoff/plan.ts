@@ -107,6 +107,9 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
   // needs no herdr process); the target's integration state is asked alongside (CLI only).
   // The probes explain a failure better than the list would.
   const sourceProbe = source.herdr.probe();
+  // Facts that do not depend on the agent, asked now and awaited where needed.
+  const contexts = Promise.all([sideCtx(source.host), sideCtx(target.host)]);
+  contexts.catch(() => undefined);
   const [sourceHerdr, targetHerdr, agents, integrations] = await Promise.all([
     sourceProbe,
     sides.sameHost ? null : target.herdr.probe(),
@@ -132,41 +135,47 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
     });
   }
 
-  // Everything below depends only on the agent: ask both machines at once.
-  const [info, sourceCtx, targetCtx, targetAgentCli] = await Promise.all([
-    source.herdr.processInfo(agent.pane_id),
-    sideCtx(source.host),
-    sideCtx(target.host),
-    target.host.which(adapter.herdrKind),
-  ]);
-  const proc = info.foreground_processes[0];
-  if (!proc) throw new HandoffError('agent_not_found', `No program runs in pane ${agent.pane_id} on ${source.host.label}.`, { fix: 'Run `agent-handoff list` again.' });
-  const rawCwd = agent.foreground_cwd ?? proc.cwd ?? agent.cwd;
-  if (!rawCwd) throw new HandoffError('agent_cwd_unknown', `herdr does not know the working directory of ${agent.name ?? agent.pane_id}.`, { fix: 'Retry in a moment.' });
+  // Everything below depends only on the agent. Two chains at once: the session (process,
+  // start time, session files) and the repository (snapshot, remotes, the target checkout and
+  // the placement check), which starts from herdr's cwd when herdr knows it.
   const targetIntegration = integrations.find((s) => s.target === adapter.integration) ?? null;
   const sourceIntegration = async (): Promise<IntegrationState | null> =>
     sides.sameHost ? targetIntegration : ((await source.herdr.integrationStatus().catch(() => [] as IntegrationState[])).find((s) => s.target === adapter.integration) ?? null);
-  const [cwd, startedAtMs] = await Promise.all([source.host.realpath(rawCwd), agentStartedAt(source.host, proc.pid)]);
-
-  const [{ ref: session, via: sessionVia }, snap] = await Promise.all([
-    findSession(source, adapter, agent, opts, sourceCtx, cwd, startedAtMs, sourceIntegration),
-    snapshot(source.host, cwd),
-  ]);
-  const remotes = await repoRemotes(source.host, snap.repoRoot);
-
-  // The target checkout: the same repository found by its remote, or (--here) another worktree.
-  const { discovery, targetRepo, otherCheckouts, newBranch } = await chooseTargetRepo(sides, opts, snap, remotes);
-  const placement = await checkPlacement({
-    target: target.host,
-    targetRepo,
-    id,
-    head: snap.head,
-    wip: snap.snapshot,
-    sourceBranch: snap.branch,
-    newBranch,
-    source: source.host,
-    sourceRepo: snap.repoRoot,
-  });
+  const processChain = (async () => {
+    const info = await source.herdr.processInfo(agent.pane_id);
+    const proc = info.foreground_processes[0];
+    if (!proc) throw new HandoffError('agent_not_found', `No program runs in pane ${agent.pane_id} on ${source.host.label}.`, { fix: 'Run `agent-handoff list` again.' });
+    const rawCwd = agent.foreground_cwd ?? proc.cwd ?? agent.cwd;
+    if (!rawCwd) throw new HandoffError('agent_cwd_unknown', `herdr does not know the working directory of ${agent.name ?? agent.pane_id}.`, { fix: 'Retry in a moment.' });
+    const [cwd, startedAtMs] = await Promise.all([source.host.realpath(rawCwd), agentStartedAt(source.host, proc.pid)]);
+    return { proc, cwd, startedAtMs };
+  })();
+  const repoChain = (async () => {
+    // herdr's foreground cwd is the process chain's first choice too, so both agree.
+    const cwd = agent.foreground_cwd ? await source.host.realpath(agent.foreground_cwd) : (await processChain).cwd;
+    const snap = await snapshot(source.host, cwd);
+    const remotes = await repoRemotes(source.host, snap.repoRoot);
+    // The target checkout: the same repository found by its remote, or (--here) another worktree.
+    const chosen = await chooseTargetRepo(sides, opts, snap, remotes);
+    const placement = await checkPlacement({
+      target: target.host,
+      targetRepo: chosen.targetRepo,
+      id,
+      head: snap.head,
+      wip: snap.snapshot,
+      sourceBranch: snap.branch,
+      newBranch: chosen.newBranch,
+      source: source.host,
+      sourceRepo: snap.repoRoot,
+    });
+    return { cwd, snap, remotes, ...chosen, placement };
+  })();
+  const sessionChain = (async () => {
+    const [{ proc, cwd, startedAtMs }, [sourceCtx]] = await Promise.all([processChain, contexts]);
+    return { proc, cwd, ...(await findSession(source, adapter, agent, opts, sourceCtx, cwd, startedAtMs, sourceIntegration)) };
+  })();
+  const [[sourceCtx, targetCtx], targetAgentCli, { proc, cwd, ref: session, via: sessionVia }, repo] = await Promise.all([contexts, target.host.which(adapter.herdrKind), sessionChain, repoChain]);
+  const { snap, remotes, discovery, otherCheckouts, placement } = repo;
   const targetCwd = snap.relativeCwd ? `${placement.worktree}/${snap.relativeCwd}` : placement.worktree;
   const sessionPlacement = adapter.placement(session, { ...targetCtx, cwd: targetCwd });
   const unit = await adapter.unit(source.host, session, sessionPlacement);
