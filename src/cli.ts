@@ -2,7 +2,6 @@
 import yargs, { type Argv } from 'yargs';
 import { VERSION } from './version.js';
 import { UsageError } from './errors.js';
-import { ERROR_CODES, errorResult, resultJsonSchemas } from './result.js';
 import { parseSendOptions } from './handoff/options.js';
 import { COMMANDS, type CommandContext } from './commands/index.js';
 
@@ -100,6 +99,7 @@ export async function main(argv: string[]): Promise<void> {
     if (word === 'schema') {
       // Commands register their result schemas when loaded.
       await import('./commands/send.js').catch(() => undefined);
+      const { ERROR_CODES, resultJsonSchemas } = await import('./result.js');
       print({ ok: true, command, schemas: resultJsonSchemas(), error_codes: ERROR_CODES });
       return;
     }
@@ -110,6 +110,8 @@ export async function main(argv: string[]): Promise<void> {
     print(out.result);
     exitCode = out.exitCode;
   } catch (err) {
+    // Loaded only now (zod and the schemas): a `send` starts its ssh handshake before loading them.
+    const { errorResult } = await import('./result.js');
     const { result, exitCode: code } = errorResult(command, err);
     print(result);
     exitCode = code;

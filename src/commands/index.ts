@@ -1,6 +1,6 @@
 // The command table: each command takes parsed args and returns its JSON result and exit code.
-// Commands are loaded on first use: `list` should not pay for loading the whole handoff.
-import { closeUnclaimed, connectEarly, connectHost } from '../host/connect.js';
+// Commands are loaded on first use: `list` should not pay for loading the whole handoff, and
+// `send` starts its ssh connection before it loads the rest.
 import type { SendOptions } from '../handoff/options.js';
 import type { Host } from '../host/host.js';
 
@@ -19,6 +19,7 @@ export type Command = (args: Record<string, unknown>, ctx: CommandContext) => Pr
 
 /** Open a host for the duration of `fn` and close it on every path. */
 export async function withHost<T>(target: string, fn: (host: Host) => Promise<T>, opts: { commandTimeoutMs?: number } = {}): Promise<T> {
+  const { connectHost } = await import('../host/connect.js');
   const host = await connectHost(target, opts);
   try {
     return await fn(host);
@@ -38,6 +39,7 @@ export const COMMANDS: Record<string, Command> = {
   doctor: async (args, ctx) => (await import('./doctor-command.js')).doctor(args, ctx),
   send: async (args, ctx) => {
     // Start the ssh handshakes now: their round trips overlap loading the handoff's modules.
+    const { closeUnclaimed, connectEarly } = await import('../host/connect.js');
     const o = args.send as SendOptions;
     const timeouts = { connectTimeoutMs: o.timeoutS * 1000, commandTimeoutMs: o.timeoutS * 1000 };
     if (o.from) connectEarly(o.from, timeouts);

@@ -49,5 +49,5 @@ describe('npm run demo', () => {
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }
-  });
+  }, 180_000);
 });
