@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   usage: 'Bad command-line input (exit 2).',
   internal: 'A bug: please report it with the command you ran.',
   interrupted: 'Ctrl-C / SIGTERM during a handoff: what was done was undone.',
+  injected_failure: 'A failure injected by the test hook AGENT_HANDOFF_TEST_FAIL_AT (never set in normal use).',
   bad_target: 'The ssh destination is not user@host, host, ssh://user@host:port or an alias.',
   ssh_config: 'The ssh target could not be resolved from the ssh config.',
   ssh_config_unsupported: 'The ssh config uses something we do not run (ProxyCommand).',

@@ -18,7 +18,7 @@ import type { Host } from '../host/host.js';
 import type { Journal } from './journal.js';
 import type { Plan } from './plan.js';
 import { paneAtShell, quitAgent, type QuitResult } from './quit.js';
-import { armTimedKill } from './test-hooks.js';
+import { armTimedKill, failInjected } from './test-hooks.js';
 import { HandoffRecord } from './records.js';
 import { rollback, type RollbackReport } from './rollback.js';
 import type { Sides } from './sides.js';
@@ -93,7 +93,10 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     armTimedKill(name);
     journal.begin(name);
     await pausePoint(name);
-    const out = await progress.step(label, fn);
+    const out = await progress.step(label, async () => {
+      failInjected(name);
+      return fn();
+    });
     journal.done(name);
     killPoint(name, 'after');
     return out;

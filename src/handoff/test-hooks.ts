@@ -1,9 +1,12 @@
-// Test hooks for kill injection *inside* a step (the step-boundary hooks live in execute.ts). They
-// read only AGENT_HANDOFF_TEST_KILL_AT and do nothing unless it names them:
+// Test hooks for kill injection *inside* a step (the step-boundary hooks live in execute.ts), and
+// for an injected failure as a step begins. They read only AGENT_HANDOFF_TEST_KILL_AT and
+// AGENT_HANDOFF_TEST_FAIL_AT and do nothing unless those name them:
 //   inside:<point>       die at a named point inside a step (e.g. inside:quit:typed, see quit.ts);
 //   during:<step>:<ms>   die <ms> after <step> begins, wherever it is then (for steps whose code
 //                        has no hook of its own, e.g. the object transfer). If the step ends
 //                        first, the kill is called off: a later step is never hit by mistake.
+
+import { HandoffError } from '../errors.js';
 
 let timed: { step: string; timer: NodeJS.Timeout } | null = null;
 
@@ -27,4 +30,15 @@ export function armTimedKill(step: string): void {
   const m = /^during:([a-z_-]+):(\d+)$/.exec(process.env.AGENT_HANDOFF_TEST_KILL_AT ?? '');
   if (!m || m[1] !== step) return;
   timed = { step, timer: setTimeout(die, Number(m[2])) };
+}
+
+/**
+ * AGENT_HANDOFF_TEST_FAIL_AT=<step>: the step fails as it begins, as if its work had failed —
+ * for the steps whose real failures the test world cannot provoke cleanly (integration, verify,
+ * stash). Everything done before must then be undone and the agent restarted at the source.
+ */
+export function failInjected(step: string): void {
+  if (process.env.AGENT_HANDOFF_TEST_FAIL_AT === step) {
+    throw new HandoffError('injected_failure', `Injected failure at ${step} (AGENT_HANDOFF_TEST_FAIL_AT).`, { fix: 'Unset AGENT_HANDOFF_TEST_FAIL_AT.' });
+  }
 }

@@ -160,11 +160,11 @@ function sourceState(): { hashes: Record<string, string>; status: string; stash:
 }
 
 /** Run the handoff, expect it to fail at `step`, and check both machines are as before. */
-async function failsAt(step: string, code: RegExp, undo: () => void | Promise<void> = () => undefined): Promise<FailJson> {
+async function failsAt(step: string, code: RegExp, undo: () => void | Promise<void> = () => undefined, env: Record<string, string> = {}): Promise<FailJson> {
   let r: Awaited<ReturnType<typeof handoff>>;
   const t0 = Date.now();
   try {
-    r = await handoff(world, laptop, ['send', name, 'vega', '--no-focus']);
+    r = await handoff(world, laptop, ['send', name, 'vega', '--no-focus'], { env });
     if (process.env.AH_TIMING) console.log(`send (${step}): ${Date.now() - t0} ms\n${r.stderr}`);
   } finally {
     await undo();
@@ -225,6 +225,15 @@ describe('send: a failing target step is undone and the agent restarted at the s
     injectOurs(`agent start ${name}`, 'agent_start_failed', 'injected: the agent did not start');
     await failsAt('start', /start_failed/, dropOurFaults);
   }, 90_000);
+
+  // Steps whose real failures the world cannot provoke without disturbing other tests: the hook
+  // makes the step fail as it begins, after everything before it was done on vega (for verify and
+  // stash: a running agent there, a worktree, a session copy, a workspace).
+  for (const step of ['integration', 'verify', 'stash']) {
+    it(`${step}: an injected failure as the step begins`, async () => {
+      await failsAt(step, /injected_failure/, () => undefined, { AGENT_HANDOFF_TEST_FAIL_AT: step });
+    }, 90_000);
+  }
 
   it('start: the agent exits on the target right after starting', async () => {
     const control = path.join(vega.home, '.omp', 'agent', 'fake-agent.json');
