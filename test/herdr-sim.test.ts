@@ -294,7 +294,9 @@ describe('herdr simulator CLI', () => {
     expect(await session()).toMatchObject({ value: 'sess-5' });
 
     const waiter = herdr(['agent', 'wait', 'w1:p1', '--until', 'working']);
-    await new Promise((r) => setTimeout(r, 300));
+    // The waiter is a node process: on a loaded 2-core machine it needs well over 300 ms to reach
+    // the server, and an agent gone before it asks is agent_not_found, not agent_not_running.
+    await new Promise((r) => setTimeout(r, 2000));
     await cli(['pane', 'run', 'w1:p1', 'quit']);
     expect(errorOf(await waiter)).toEqual({ id: 'cli:agent:wait', error: { code: 'agent_not_running', message: 'agent is no longer running in the target pane' } });
     await until('agent gone', async () => !(await agents()).some((a) => a.pane_id === 'w1:p1'));
