@@ -29,7 +29,9 @@ export function describeAgent(a: AgentInfo, thisPane: string | undefined, moved:
 export async function listAgents(host: Host, opts: { thisPane?: string } = {}): Promise<ListResult> {
   const herdr = new HerdrClient(host);
   const info = await host.info();
-  const [agents, moved] = await Promise.all([herdr.agentList(), movedNotes(host, stateDir({ HOME: info.home, ...(info.loginEnv.XDG_STATE_HOME ? { XDG_STATE_HOME: info.loginEnv.XDG_STATE_HOME } : {}) }))]);
+  // Straight to the server's socket when it answers a ping; else herdr's CLI (which says what is wrong).
+  const listing = herdr.ping().then(() => herdr.agentList());
+  const [agents, moved] = await Promise.all([listing, movedNotes(host, stateDir({ HOME: info.home, ...(info.loginEnv.XDG_STATE_HOME ? { XDG_STATE_HOME: info.loginEnv.XDG_STATE_HOME } : {}) }))]);
   // HERDR_PANE_ID names a pane of *this* machine's herdr; it says nothing about another host's panes.
   const thisPane = host.kind === 'local' ? opts.thisPane : undefined;
   return { ok: true, command: 'list', host: host.label, agents: agents.map((a) => describeAgent(a, thisPane, moved)) };

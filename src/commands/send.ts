@@ -295,7 +295,7 @@ async function claimAgent(sides: Sides, ref: string, o: { stateDir: string; owne
   let agent;
   try {
     // After the probe the plan runs too (shared): the list then comes over herdr's API socket.
-    await sides.source.herdr.probe().catch(() => undefined);
+    await sides.source.herdr.reach().catch(() => undefined);
     agent = findAgent(await sides.source.herdr.agentList(), ref, host.label);
   } catch (err) {
     if (err instanceof HandoffError && err.code === 'agent_not_found') {

@@ -66,6 +66,15 @@ function requireHerdr(probe: HerdrProbe, side: Side): void {
   if (probe.server !== 'running') {
     throw new HandoffError('server_not_running', `The herdr server is not running on ${side.host.label}.`, { fix: `Start herdr on ${side.host.label} (run \`herdr\`, or \`herdr server\`), then retry.` });
   }
+  if (probe.serverStatus?.compatible === false) {
+    throw new HandoffError('protocol_mismatch', `The herdr CLI on ${side.host.label} speaks another protocol than its server.`, { fix: `Restart the herdr server on ${side.host.label} after updating herdr.` });
+  }
+  if (probe.socketMismatch) {
+    const { pinged, cli } = probe.socketMismatch;
+    throw new HandoffError('herdr_socket_mismatch', `On ${side.host.label} herdr's CLI uses the server at ${cli}, but another server answers at ${pinged}.`, {
+      fix: `Set HERDR_SOCKET_PATH (or HERDR_SESSION) in the login environment of ${side.host.label} to the server you use, then retry.`,
+    });
+  }
 }
 
 /** The session: herdr's handle, else --session, else the adapter's guess. */
@@ -100,27 +109,39 @@ export interface PlanInput {
 }
 
 export async function buildPlan(input: PlanInput): Promise<Plan> {
+  const { sides } = input;
+  const { source, target } = sides;
+  // The full herdr probes (the CLI: installed, version, protocol, socket) run alongside the plan
+  // and are checked before it is returned; reads go ahead as soon as the source's socket answers
+  // a ping. Their findings explain any failure better than what followed from them.
+  const sourceProbe = source.herdr.probe();
+  const targetProbe = sides.sameHost ? sourceProbe : target.herdr.probe();
+  const herdrChecked = Promise.all([sourceProbe, targetProbe]).then(([s, t]) => {
+    requireHerdr(s, source);
+    requireHerdr(t, target);
+    return [s, t] as const;
+  });
+  herdrChecked.catch(() => undefined);
+  // The target's socket and spare connection, ready for the reads after the start.
+  if (!sides.sameHost) target.herdr.reach().catch(() => undefined);
+  try {
+    return await planAfterProbes(input, herdrChecked);
+  } catch (err) {
+    await herdrChecked;
+    throw err;
+  }
+}
+
+async function planAfterProbes(input: PlanInput, herdrChecked: Promise<readonly [HerdrProbe, HerdrProbe]>): Promise<Plan> {
   const { opts, sides, id } = input;
   const { source, target } = sides;
   const warnings: string[] = [];
-  // The agent list comes right after the source probe (which tells the API socket, so the list
-  // needs no herdr process); the target's integration state is asked alongside (CLI only).
-  // The probes explain a failure better than the list would.
-  const sourceProbe = source.herdr.probe();
-  // Facts that do not depend on the agent, asked now and awaited where needed.
+  // Facts that do not depend on the agent, asked now and awaited where needed. The target's
+  // integration state is a herdr process there: asked now, needed only at the end.
   const contexts = Promise.all([sideCtx(source.host), sideCtx(target.host)]);
   contexts.catch(() => undefined);
-  const [sourceHerdr, targetHerdr, agents, integrations] = await Promise.all([
-    sourceProbe,
-    sides.sameHost ? null : target.herdr.probe(),
-    sourceProbe.then(() => source.herdr.agentList()).catch((err: unknown) => err as Error),
-    target.herdr.integrationStatus().catch(() => [] as IntegrationState[]),
-  ]);
-  requireHerdr(sourceHerdr, source);
-  const targetProbe = targetHerdr ?? sourceHerdr;
-  requireHerdr(targetProbe, target);
-  for (const p of [sourceHerdr, targetProbe]) if (p.version?.warning) warnings.push(p.version.warning);
-  if (agents instanceof Error) throw agents;
+  const integrations = target.herdr.integrationStatus().catch(() => [] as IntegrationState[]);
+  const agents = await source.herdr.reach().then(() => source.herdr.agentList());
 
   const agent = findAgent(agents, opts.agent, source.host.label);
   const kind = agent.agent;
@@ -138,9 +159,8 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
   // Everything below depends only on the agent. Two chains at once: the session (process,
   // start time, session files) and the repository (snapshot, remotes, the target checkout and
   // the placement check), which starts from herdr's cwd when herdr knows it.
-  const targetIntegration = integrations.find((s) => s.target === adapter.integration) ?? null;
-  const sourceIntegration = async (): Promise<IntegrationState | null> =>
-    sides.sameHost ? targetIntegration : ((await source.herdr.integrationStatus().catch(() => [] as IntegrationState[])).find((s) => s.target === adapter.integration) ?? null);
+  const integrationOf = (states: IntegrationState[]) => states.find((s) => s.target === adapter.integration) ?? null;
+  const sourceIntegration = async (): Promise<IntegrationState | null> => integrationOf(await (sides.sameHost ? integrations : source.herdr.integrationStatus().catch(() => [] as IntegrationState[])));
   const processChain = (async () => {
     const info = await source.herdr.processInfo(agent.pane_id);
     const proc = info.foreground_processes[0];
@@ -181,6 +201,8 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
   const unit = await adapter.unit(source.host, session, sessionPlacement);
   if (!targetAgentCli) warnings.push(`The ${kind} CLI is not on the login PATH of ${target.host.label}; the agent will not start there.`);
   await checkDisk(target, sessionPlacement.configRoot, unit);
+  const [[sourceHerdr, targetHerdr], targetIntegration] = await Promise.all([herdrChecked, integrations.then(integrationOf)]);
+  for (const p of new Set([sourceHerdr, targetHerdr])) if (p.version?.warning) warnings.push(p.version.warning);
 
   const sourceHandle = agent.agent_session?.value ?? (session.kind === 'pi' || session.kind === 'omp' ? session.file : session.id);
   return {
@@ -204,7 +226,7 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
     targetCwd,
     sessionPlacement,
     unit,
-    targetHerdr: targetProbe,
+    targetHerdr,
     sourceHerdr,
     targetIntegration,
     targetAgentCli,

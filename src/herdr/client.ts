@@ -15,6 +15,7 @@ import {
   AgentStartedResult,
   ErrorEnvelope,
   PaneInfoResult,
+  PongResult,
   ProcessInfoResult,
   ServerStatus,
   WorkspaceCreatedResult,
@@ -27,6 +28,7 @@ import {
 } from './schemas.js';
 import { parseIntegrationStatus, type IntegrationState } from './integration.js';
 import { checkHerdrVersion, type VersionCheck } from './version.js';
+import { expectedSocket } from './socket-path.js';
 
 /** A herdr command failed; `code` is herdr's own error code (e.g. `agent_pane_busy`). */
 export class HerdrError extends HandoffError {
@@ -61,6 +63,8 @@ export interface HerdrProbe {
   version: VersionCheck | null;
   server: 'running' | 'not_running' | 'not_installed';
   serverStatus: ServerStatus | null;
+  /** The socket `reach()` pinged, when the CLI names another one (reads went to the wrong server). */
+  socketMismatch?: { pinged: string; cli: string };
 }
 
 export interface HerdrClientOptions {
@@ -83,6 +87,9 @@ export class HerdrClient {
    */
   private spare: Promise<Duplex> | null = null;
   private probing: Promise<HerdrProbe> | undefined;
+  private reaching: Promise<boolean> | undefined;
+  /** The socket that answered `reach()`'s ping. */
+  private pinged: string | null = null;
 
   constructor(
     readonly host: Host,
@@ -165,10 +172,58 @@ export class HerdrClient {
     if (!path) return { path: null, version: null, server: 'not_installed', serverStatus: null };
     const serverStatus = parseServerStatus(r.stdout.slice(nl + 1));
     const told = serverStatus?.running && serverStatus.compatible !== false ? serverStatus.version : null;
-    this.socket = told && serverStatus?.socket ? serverStatus.socket : null;
-    if (this.socket && this.host.kind === 'ssh') this.spare = this.openSpare(this.socket);
+    const socket = told && serverStatus?.socket ? serverStatus.socket : null;
+    if (socket !== this.socket) {
+      this.socket = socket;
+      this.spare = socket && this.host.kind === 'ssh' ? this.openSpare(socket) : null;
+    }
     const version = checkHerdrVersion(told ?? (await this.host.run([path, '--version'], { timeoutMs: this.timeoutMs })).stdout);
-    return { path, version, server: serverStatus?.running ? 'running' : 'not_running', serverStatus };
+    const mismatch = this.pinged && serverStatus?.socket && serverStatus.socket !== this.pinged ? { pinged: this.pinged, cli: serverStatus.socket } : null;
+    return { path, version, server: serverStatus?.running ? 'running' : 'not_running', serverStatus, ...(mismatch ? { socketMismatch: mismatch } : {}) };
+  }
+
+  /**
+   * Can reads go ahead? The fast way first: ping the socket where herdr's CLI would look (the
+   * login environment tells where), which costs no herdr process (over ssh: no remote program,
+   * two round trips). The full probe (`probe()`, the CLI) starts alongside and is awaited only
+   * when the ping fails; callers still check it before anything changes (CLI present, same
+   * protocol, same socket). Resolves true when the socket answered.
+   */
+  reach(): Promise<boolean> {
+    this.reaching ??= this.reachOnce();
+    return this.reaching;
+  }
+
+  private async reachOnce(): Promise<boolean> {
+    const full = this.probe();
+    full.catch(() => undefined);
+    if (await this.ping()) return true;
+    await full;
+    return false;
+  }
+
+  /**
+   * Ping the socket where herdr's CLI would look; true (and reads use it from now on) when a
+   * server of a supported version answers. No herdr process is started; false says nothing
+   * about why (the CLI will).
+   */
+  async ping(): Promise<boolean> {
+    if (this.socket) return true;
+    const info = await this.host.info().catch(() => null);
+    const socket = info ? expectedSocket(info.loginEnv, info.home) : null;
+    if (!socket) return false;
+    const request = JSON.stringify({ id: `agent-handoff:${++this.requests}`, method: 'ping', params: {} });
+    const pong = await socketRequest(this.host.connectSocket(socket), request, Math.min(this.timeoutMs, 10_000))
+      .then((line) => PongResult.safeParse(JSON.parse(line)))
+      .catch(() => null);
+    if (!pong?.success || !checkHerdrVersion(pong.data.result.version).ok) return false;
+    this.pinged = socket;
+    // A CLI probe that finished meanwhile has set these: it is the authority.
+    if (!this.socket) {
+      this.socket = socket;
+      if (this.host.kind === 'ssh') this.spare = this.openSpare(socket);
+    }
+    return true;
   }
 
   /**

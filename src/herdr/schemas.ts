@@ -103,6 +103,9 @@ export const ErrorEnvelope = z.object({
   error: z.object({ code: z.string(), message: z.string() }),
 });
 
+/** `ping`'s answer on the socket: the server's version and protocol. */
+export const PongResult = envelope('pong', { version: z.string(), protocol: z.number().int() });
+
 export const AgentListResult = envelope('agent_list', { agents: z.array(AgentInfo) });
 export const AgentInfoResult = envelope('agent_info', { agent: AgentInfo });
 export const AgentStartedResult = envelope('agent_started', { agent: AgentInfo, argv: z.array(z.string()).optional() });

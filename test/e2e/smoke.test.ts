@@ -67,9 +67,17 @@ describe('world smoke', () => {
       // Each read takes the spare connection and opens the next one.
       expect(host.counters.channels - channels).toBeGreaterThanOrEqual(2);
       expect(host.counters.channels - channels).toBeLessThanOrEqual(3);
+      // Without any probe: a ping where herdr's CLI would look (vega's login environment says
+      // where) is enough for reads, and starts no herdr process.
+      const quick = new HerdrClient(host);
+      expect(await quick.ping()).toBe(true);
+      expect((await quick.agentList()).find((a) => a.name === name)?.agent_session).toEqual(listed.agent_session);
+      expect(host.counters.commands).toBe(commands);
       // A socket that cannot be reached: the CLI answers instead, the same way.
       host.connectSocket = () => Promise.reject(new Error('streamlocal forwarding refused'));
       const fallback = new HerdrClient(host);
+      expect(await fallback.ping()).toBe(false);
+      expect(await fallback.reach()).toBe(false);
       expect((await fallback.probe()).server).toBe('running');
       expect((await fallback.agentList()).find((a) => a.name === name)?.agent_session).toEqual(listed.agent_session);
       expect(host.counters.commands).toBe(commands + 2);
