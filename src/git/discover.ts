@@ -37,7 +37,7 @@ export interface TargetCheckout {
   remote: string;
   /** Worktree where the wanted branch is checked out, if any. */
   branchWorktree: string | null;
-  /** Newest mtime of an index (or HEAD) among the repository's worktrees: recent use. */
+  /** Newest mtime of an index (or HEAD) among the repository's worktrees: recent use (0 when only one repository matched: nothing to rank). */
   lastUsedMs: number;
 }
 
@@ -182,6 +182,7 @@ async function describe(target: Host, matches: { dir: string; remote: string }[]
   const r = await target.run(['sh', '-c', DESCRIBE_SCRIPT, 'sh', ...matches.map((m) => m.dir)]);
   const tokens = r.stdout.split('\0');
   const byMain = new Map<string, TargetCheckout>();
+  const gitDirs = new Map<string, string[]>();
   for (let i = 0; i + 3 < tokens.length + 1; ) {
     if (tokens[i] !== 'D') {
       i++;
@@ -194,14 +195,19 @@ async function describe(target: Host, matches: { dir: string; remote: string }[]
     const main = worktrees[0];
     const match = matches.find((m) => m.dir === dir);
     if (!main || !match || !gitDir) continue;
-    const st = (await target.stat(`${gitDir}/index`)) ?? (await target.stat(`${gitDir}/HEAD`));
-    const known = byMain.get(main.path);
-    if (known) {
-      known.lastUsedMs = Math.max(known.lastUsedMs, st?.mtimeMs ?? 0);
-      continue;
-    }
+    gitDirs.set(main.path, [...(gitDirs.get(main.path) ?? []), gitDir]);
+    if (byMain.has(main.path)) continue;
     const branchWorktree = branch === null ? null : (worktrees.find((w) => w.branch === branch && !w.bare)?.path ?? null);
-    byMain.set(main.path, { path: main.path, worktrees, remote: match.remote, branchWorktree, lastUsedMs: st?.mtimeMs ?? 0 });
+    byMain.set(main.path, { path: main.path, worktrees, remote: match.remote, branchWorktree, lastUsedMs: 0 });
+  }
+  // Recency only ranks several repositories: one needs no look at its index.
+  if (byMain.size > 1) {
+    await Promise.all(
+      [...byMain.values()].map(async (c) => {
+        const times = await Promise.all((gitDirs.get(c.path) ?? []).map(async (g) => ((await target.stat(`${g}/index`)) ?? (await target.stat(`${g}/HEAD`)))?.mtimeMs ?? 0));
+        c.lastUsedMs = Math.max(0, ...times);
+      }),
+    );
   }
   return rankCheckouts([...byMain.values()]);
 }

@@ -308,6 +308,9 @@ export async function place(req: PlacementRequest): Promise<PlacementRecord> {
 async function execute(target: Host, plan: PlacementPlan, record: PlacementRecord): Promise<void> {
   const ref = branchRef(plan.branch);
   const msg = `agent-handoff ${plan.id}`;
+  // The upstream question reads refs and config only: asked while the branch and worktree are made.
+  const upstream = upstreamWanted(target, plan);
+  upstream.catch(() => undefined);
   if (plan.mode === 'checked-out') {
     if (plan.fastForward && plan.branchTip) {
       // Plumbing rather than `git merge --ff-only`: no hooks, no merge machinery, same checks
@@ -332,17 +335,20 @@ async function execute(target: Host, plan: PlacementPlan, record: PlacementRecor
     await git(target, plan.repo, ['worktree', 'add', '-q', plan.worktree, plan.branch]);
     record.actions.push({ kind: 'worktree-added', path: plan.worktree, createdHome });
   }
-  await setUpstream(target, plan, record);
+  if (await upstream) await setUpstream(target, plan, record);
   if (plan.wip) await applySnapshot(target, plan.worktree, plan.head, plan.wip, record);
 }
 
-/** Track origin/<branch> when it exists and the branch tracks nothing yet. */
-async function setUpstream(target: Host, plan: PlacementPlan, record: PlacementRecord): Promise<void> {
+/** Should the branch track origin/<branch>? When that exists and the branch tracks nothing yet. */
+async function upstreamWanted(target: Host, plan: PlacementPlan): Promise<boolean> {
   const [hasOrigin, current] = await Promise.all([
     git(target, plan.repo, ['rev-parse', '--verify', '-q', `refs/remotes/origin/${plan.branch}`], { okCodes: [1] }),
     git(target, plan.repo, ['config', '--get', `branch.${plan.branch}.merge`], { okCodes: [1] }),
   ]);
-  if (hasOrigin.exitCode !== 0 || current.exitCode === 0) return;
+  return hasOrigin.exitCode === 0 && current.exitCode !== 0;
+}
+
+async function setUpstream(target: Host, plan: PlacementPlan, record: PlacementRecord): Promise<void> {
   record.actions.push({ kind: 'upstream-set', branch: plan.branch });
   await git(target, plan.repo, ['config', `branch.${plan.branch}.remote`, 'origin']);
   await git(target, plan.repo, ['config', `branch.${plan.branch}.merge`, branchRef(plan.branch)]);

@@ -11,6 +11,7 @@ import { undoPlacement, type PlacementAction, type PlacementPlan, type Placement
 import { workingTree } from '../git/snapshot.js';
 import { listWorktrees, worktreeHome } from '../git/worktrees.js';
 import { destinationUnder, undoCopy, type CopyRecord } from '../transcript/copy.js';
+import { inspectFolders } from '../transcript/folders.js';
 
 const Oid = z.string().regex(/^[0-9a-f]{40,64}$/);
 
@@ -52,7 +53,7 @@ export type SessionIntent = z.infer<typeof SessionIntentSchema>;
 
 export async function placementIntent(target: Host, plan: PlacementPlan): Promise<PlacementIntent> {
   const home = worktreeHome(plan.repo);
-  const upstream = await git(target, plan.repo, ['config', '--get', `branch.${plan.branch}.merge`], { okCodes: [1] });
+  const [upstream, homeStat] = await Promise.all([git(target, plan.repo, ['config', '--get', `branch.${plan.branch}.merge`], { okCodes: [1] }), target.stat(home)]);
   return {
     kind: 'placement_intent',
     id: plan.id,
@@ -63,7 +64,7 @@ export async function placementIntent(target: Host, plan: PlacementPlan): Promis
     branchTip: plan.branchTip,
     head: plan.head,
     wip: plan.wip,
-    homeExisted: (await target.stat(home)) !== null,
+    homeExisted: homeStat !== null,
     hadUpstream: upstream.exitCode === 0,
   };
 }
@@ -143,18 +144,14 @@ export async function undoPlacementIntent(target: Host, intent: PlacementIntent)
 }
 
 export async function sessionIntent(target: Host, targetRoot: string, entries: readonly UnitEntry[], tag: string): Promise<SessionIntent> {
-  const files: SessionIntent['files'] = [];
-  const missing = new Set<string>();
-  for (const e of entries) {
-    const file = destinationUnder(targetRoot, e.dest);
-    const st = await target.stat(file);
-    files.push({ path: file, mtimeMs: e.mtimeMs, previous: st && st.size > 0 ? { size: st.size, mode: st.mode, mtimeMs: st.mtimeMs } : null });
-    for (let d = path.dirname(file); d !== '/' && d !== '.' && !missing.has(d); d = path.dirname(d)) {
-      if (await target.stat(d)) break;
-      missing.add(d);
-    }
-  }
-  const missingDirs = [...missing].sort((a, b) => a.split('/').length - b.split('/').length);
+  const dests = entries.map((e) => destinationUnder(targetRoot, e.dest));
+  // One round trip: the files' stats and one program naming the missing folders, side by side.
+  const [stats, folders] = await Promise.all([Promise.all(dests.map((f) => target.stat(f))), inspectFolders(target, [...new Set(dests.map((f) => path.dirname(f)))])]);
+  const files: SessionIntent['files'] = entries.map((e, i) => {
+    const st = stats[i] ?? null;
+    return { path: dests[i]!, mtimeMs: e.mtimeMs, previous: st && st.size > 0 ? { size: st.size, mode: st.mode, mtimeMs: st.mtimeMs } : null };
+  });
+  const missingDirs = [...new Set(folders.flatMap((f) => f.missing))].sort((a, b) => a.split('/').length - b.split('/').length);
   return { kind: 'session_intent', targetRoot, tag, files, missingDirs };
 }
 

@@ -159,6 +159,12 @@ async function planAfterProbes(input: PlanInput, herdrChecked: Promise<readonly 
   // Everything below depends only on the agent. Two chains at once: the session (process,
   // start time, session files) and the repository (snapshot, remotes, the target checkout and
   // the placement check), which starts from herdr's cwd when herdr knows it.
+  // Free space under the target's config root, asked while the chains run (compared at the end).
+  const freeEarly = contexts.then(async ([, t]) => {
+    const root = adapter.configRoot(t.env, t.home);
+    return { root, free: await freeSpace(target, root) };
+  });
+  freeEarly.catch(() => undefined);
   const integrationOf = (states: IntegrationState[]) => states.find((s) => s.target === adapter.integration) ?? null;
   const sourceIntegration = async (): Promise<IntegrationState | null> => integrationOf(await (sides.sameHost ? integrations : source.herdr.integrationStatus().catch(() => [] as IntegrationState[])));
   const processChain = (async () => {
@@ -200,7 +206,8 @@ async function planAfterProbes(input: PlanInput, herdrChecked: Promise<readonly 
   const sessionPlacement = adapter.placement(session, { ...targetCtx, cwd: targetCwd });
   const unit = await adapter.unit(source.host, session, sessionPlacement);
   if (!targetAgentCli) warnings.push(`The ${kind} CLI is not on the login PATH of ${target.host.label}; the agent will not start there.`);
-  await checkDisk(target, sessionPlacement.configRoot, unit);
+  const early = await freeEarly;
+  requireSpace(target, early.root === sessionPlacement.configRoot ? early.free : await freeSpace(target, sessionPlacement.configRoot), unit);
   const [[sourceHerdr, targetHerdr], targetIntegration] = await Promise.all([herdrChecked, integrations.then(integrationOf)]);
   for (const p of new Set([sourceHerdr, targetHerdr])) if (p.version?.warning) warnings.push(p.version.warning);
 
@@ -267,17 +274,33 @@ async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: Snapshot,
   return { discovery: found, targetRepo: found.checkout.path, otherCheckouts: found.checkouts.slice(1).map((c) => c.path), newBranch: opts.newBranch };
 }
 
-/** Enough free space on the target for the session unit (with a margin). */
-export async function checkDisk(target: Pick<Side, 'host'>, configRoot: string, unit: UnitEntry[]): Promise<void> {
-  const need = unit.reduce((n, e) => n + e.size, 0);
-  // df needs an existing folder: the script walks up from the config root (one program).
+export interface FreeSpace {
+  /** The folder df looked at: the config root, or its nearest existing parent. */
+  dir: string;
+  /** Free KB there, or null when df could not tell. */
+  availKb: number | null;
+}
+
+/** Free space where the session unit will go (df needs an existing folder: the script walks up from the config root, one program). */
+export async function freeSpace(target: Pick<Side, 'host'>, configRoot: string): Promise<FreeSpace> {
   const r = await target.host.run(['/bin/sh', '-c', 'd=$1; while [ ! -d "$d" ]; do d=${d%/*}; [ -n "$d" ] || d=/; done; printf "%s\\n" "$d"; exec df -Pk -- "$d"', 'sh', configRoot]);
   const [dir = configRoot, ...rest] = r.stdout.split('\n');
   const fields = rest.join('\n').trim().split('\n').pop()?.trim().split(/\s+/) ?? [];
   const availKb = Number(fields[3]);
-  if (r.exitCode === 0 && Number.isFinite(availKb) && availKb * 1024 < need * 1.1 + 1024 * 1024) {
-    throw new HandoffError('target_disk_full', `${target.host.label} has ${Math.round(availKb / 1024)} MB free under ${dir}; the session needs ${Math.ceil(need / 1024 / 1024)} MB.`, {
+  return { dir, availKb: r.exitCode === 0 && Number.isFinite(availKb) ? availKb : null };
+}
+
+/** Enough free space for the session unit (with a margin)? */
+export function requireSpace(target: Pick<Side, 'host'>, free: FreeSpace, unit: UnitEntry[]): void {
+  const need = unit.reduce((n, e) => n + e.size, 0);
+  if (free.availKb !== null && free.availKb * 1024 < need * 1.1 + 1024 * 1024) {
+    throw new HandoffError('target_disk_full', `${target.host.label} has ${Math.round(free.availKb / 1024)} MB free under ${free.dir}; the session needs ${Math.ceil(need / 1024 / 1024)} MB.`, {
       fix: `Free some space on ${target.host.label}.`,
     });
   }
+}
+
+/** Enough free space on the target for the session unit (with a margin). */
+export async function checkDisk(target: Pick<Side, 'host'>, configRoot: string, unit: UnitEntry[]): Promise<void> {
+  requireSpace(target, await freeSpace(target, configRoot), unit);
 }

@@ -1,6 +1,6 @@
 // One entry point for "a machine the user named": `local` (this machine) or an ssh target.
 import type { Host } from './host.js';
-import { LocalHost, type LocalHostOptions } from './local.js';
+import type { LocalHostOptions } from './local.js';
 import { SshHost, type SshHostOptions } from './ssh.js';
 
 export type ConnectOptions = SshHostOptions & LocalHostOptions;
@@ -10,7 +10,8 @@ export type ConnectOptions = SshHostOptions & LocalHostOptions;
  * ssh://user@host:port) resolved like OpenSSH and connected once (see SshHost).
  */
 export async function connectHost(target: string, opts: ConnectOptions = {}): Promise<Host> {
-  if (target === 'local') return new LocalHost(opts);
+  // Loaded on demand (execa is heavy): an ssh connection should start without waiting for it.
+  if (target === 'local') return new (await import('./local.js')).LocalHost(opts);
   const started = early.get(target);
   if (started) {
     early.delete(target);

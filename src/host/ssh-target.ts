@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import fg from 'fast-glob';
+import { createRequire } from 'node:module';
 import { HostError } from '../errors.js';
 
 /** What the user typed, split. */
@@ -271,6 +271,12 @@ export function evaluateSshConfig(lines: readonly ConfigLine[], alias: string, i
   return into;
 }
 
+/** fast-glob, loaded on first use: only the built-in config reader (no `ssh` client) needs it. */
+function globSync(pattern: string): string[] {
+  const fg = createRequire(import.meta.url)('fast-glob') as typeof import('fast-glob');
+  return fg.sync(pattern, { onlyFiles: true, dot: true });
+}
+
 function readConfigFile(file: string): ConfigLine[] {
   try {
     return parseSshConfigText(fs.readFileSync(file, 'utf8'), file);
@@ -286,7 +292,7 @@ function resolveFromFiles(spec: TargetSpec, opts: Required<Pick<ResolveOptions, 
     const base = file === '/etc/ssh/ssh_config' ? '/etc/ssh' : path.join(opts.home, '.ssh');
     const include = (arg: string): ConfigLine[] => {
       const p = arg.startsWith('~/') ? path.join(opts.home, arg.slice(2)) : path.isAbsolute(arg) ? arg : path.join(base, arg);
-      return fg.sync(p, { onlyFiles: true, dot: true }).sort().flatMap(readConfigFile);
+      return globSync(p).sort().flatMap(readConfigFile);
     };
     evaluateSshConfig(readConfigFile(file), spec.alias, include, map);
   }

@@ -658,9 +658,10 @@ export class SshHost implements Host {
 
   async realpath(p: string): Promise<string> {
     try {
-      const r = await this.sftpCall<string>((s, cb) => s.realpath(p, cb));
-      // Some servers resolve a missing last component; the contract says not_found.
-      if ((await this.stat(r)) === null) throw new HostError('not_found', `No such file or folder on ${this.label}: ${p}`);
+      // Some servers resolve a missing last component; the contract says not_found. The path
+      // itself is looked at alongside (it exists exactly when its resolution does): one round trip.
+      const [r, st] = await Promise.all([this.sftpCall<string>((s, cb) => s.realpath(p, cb)), this.stat(p)]);
+      if (st === null) throw new HostError('not_found', `No such file or folder on ${this.label}: ${p}`);
       return r;
     } catch (err) {
       throw this.sftpError('Resolving', p, err);

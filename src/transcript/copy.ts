@@ -186,35 +186,62 @@ async function sourceBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEnt
   return { stream: raw.pipe(rw), counted: () => rw.replacements };
 }
 
+function tempBeside(file: string, tag: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.ah-${tag}.tmp`);
+}
+
 async function openTemp(target: Host, file: string, tag: string, mode: number) {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.ah-${tag}.tmp`);
+  const tmp = tempBeside(file, tag);
   const w = await target.writeStream(tmp, { mode });
   return { tmp, ...w };
 }
 
-/** Stream the whole (rewritten) entry into a temp file beside `file`; returns its hash and size. */
+/** Up to this many bytes an entry goes in one write (one round trip over ssh) instead of a stream. */
+const SMALL_ENTRY_BYTES = 12 * 1024;
+
+/**
+ * Stream the whole (rewritten) entry into a temp file beside `file`; returns its hash and size.
+ * The first bytes are held back (at most SMALL_ENTRY_BYTES): a small entry is written in one go,
+ * a larger one opens the stream and goes on with constant memory.
+ */
 async function writeWhole(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, file: string, tag: string) {
   const { stream, counted } = await sourceBytes(req, matcher, e);
-  const out = await openTemp(req.target, file, tag, e.mode & 0o7777);
+  const mode = e.mode & 0o7777;
+  const tmp = tempBeside(file, tag);
   const hash = createHash('sha256');
   let size = 0;
+  let held: Buffer[] | null = [];
+  let out: { stream: Writable; done: Promise<void> } | null = null;
   try {
     await pipeline(stream, async (src: AsyncIterable<Buffer>) => {
       for await (const chunk of src) {
         hash.update(chunk);
         size += chunk.length;
-        await write(out.stream, chunk);
+        if (held) {
+          held.push(chunk);
+          if (size <= SMALL_ENTRY_BYTES) continue;
+          out = await req.target.writeStream(tmp, { mode });
+          for (const c of held) await write(out.stream, c);
+          held = null;
+        } else {
+          await write(out!.stream, chunk);
+        }
       }
     });
-    out.stream.end();
-    await out.done;
+    if (held) {
+      await req.target.writeFile(tmp, Buffer.concat(held), { mode });
+    } else {
+      out!.stream.end();
+      await out!.done;
+    }
   } catch (err) {
-    out.stream.destroy();
-    await out.done.catch(() => undefined);
-    await req.target.remove(out.tmp);
+    const opened = out as { stream: Writable; done: Promise<void> } | null;
+    opened?.stream.destroy();
+    await opened?.done.catch(() => undefined);
+    await req.target.remove(tmp);
     throw err;
   }
-  return { tmp: out.tmp, sha256: hash.digest('hex'), size, replacements: counted() };
+  return { tmp, sha256: hash.digest('hex'), size, replacements: counted() };
 }
 
 type Extend =
