@@ -294,8 +294,8 @@ async function claimAgent(sides: Sides, ref: string, o: { stateDir: string; owne
   const host = sides.source.host;
   let agent;
   try {
-    // After the probe the plan runs too (shared): the list then comes over herdr's API socket.
-    await sides.source.herdr.reach().catch(() => undefined);
+    // After the plan's source probe (shared): the list then comes over herdr's API socket.
+    await (sides.sameHost ? sides.source.herdr.probe() : sides.source.herdr.reach()).catch(() => undefined);
     agent = findAgent(await sides.source.herdr.agentList(), ref, host.label);
   } catch (err) {
     if (err instanceof HandoffError && err.code === 'agent_not_found') {

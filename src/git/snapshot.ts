@@ -56,7 +56,10 @@ export interface Snapshot extends RepoLayout {
 }
 
 /** Where the checkout containing `cwd` keeps things; throws `not_a_repo` or `unborn_head`. */
-export async function repoLayout(host: Host, cwd: string): Promise<RepoLayout & { head: string; headTree: string; branch: string | null }> {
+/** A checkout's layout with its HEAD: what `rev-parse` tells in one program. */
+export type HeadLayout = RepoLayout & { head: string; headTree: string; branch: string | null };
+
+export async function repoLayout(host: Host, cwd: string): Promise<HeadLayout> {
   // One command for everything: toplevel, git dirs, prefix, HEAD commit, its tree and its symbolic name.
   const args = ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir', '--show-prefix', 'HEAD', 'HEAD^{tree}', '--symbolic-full-name', 'HEAD'];
   const r = await host.run(['git', ...args], { cwd, env: { LC_ALL: 'C', GIT_OPTIONAL_LOCKS: '0' } });
@@ -122,7 +125,11 @@ const WORKING_TREE_SCRIPT = [
 
 /** Snapshot the uncommitted work of the checkout containing `cwd`. Changes nothing the user sees. */
 export async function snapshot(host: Host, cwd: string): Promise<Snapshot> {
-  const layout = await repoLayout(host, cwd);
+  return snapshotOf(host, await repoLayout(host, cwd));
+}
+
+/** The snapshot of a checkout whose layout is known (the plan asks the layout first, to start looking on the target sooner). */
+export async function snapshotOf(host: Host, layout: HeadLayout): Promise<Snapshot> {
   const tree = await workingTree(host, layout);
   const headTree = layout.headTree;
   let commit: string | null = null;

@@ -10,7 +10,7 @@ import type { HerdrProbe } from '../herdr/client.js';
 import { SUPPORTED_KINDS, type SupportedKind } from '../result.js';
 import { discoverCheckout, repoRemotes, type DiscoverResult, type RemoteOfRepo } from '../git/discover.js';
 import { checkPlacement, type PlacementPlan } from '../git/place.js';
-import { snapshot, type Snapshot } from '../git/snapshot.js';
+import { repoLayout, snapshotOf, type HeadLayout, type Snapshot } from '../git/snapshot.js';
 import { findAgent } from './find-agent.js';
 import type { SendOptions } from './options.js';
 import type { Side, Sides } from './sides.js';
@@ -111,10 +111,12 @@ export interface PlanInput {
 export async function buildPlan(input: PlanInput): Promise<Plan> {
   const { sides } = input;
   const { source, target } = sides;
-  // The full herdr probes (the CLI: installed, version, protocol, socket) run alongside the plan
-  // and are checked before it is returned; reads go ahead as soon as the source's socket answers
-  // a ping. Their findings explain any failure better than what followed from them.
-  const sourceProbe = source.herdr.probe();
+  // The target's herdr CLI is needed after the agent has quit (workspace, agent start), so its
+  // full probe (installed, version, protocol, socket) runs alongside the plan and is checked
+  // before the plan is returned. The source's is quick: a ping of its socket, after which the
+  // reads go ahead (see HerdrClient.reach). herdr's findings explain any failure better than
+  // what followed from them.
+  const sourceProbe = sides.sameHost ? source.herdr.probe() : source.herdr.reach();
   const targetProbe = sides.sameHost ? sourceProbe : target.herdr.probe();
   const herdrChecked = Promise.all([sourceProbe, targetProbe]).then(([s, t]) => {
     requireHerdr(s, source);
@@ -122,17 +124,15 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
     return [s, t] as const;
   });
   herdrChecked.catch(() => undefined);
-  // The target's socket and spare connection, ready for the reads after the start.
-  if (!sides.sameHost) target.herdr.reach().catch(() => undefined);
   try {
-    return await planAfterProbes(input, herdrChecked);
+    return await planAfterProbes(input, sourceProbe, herdrChecked);
   } catch (err) {
     await herdrChecked;
     throw err;
   }
 }
 
-async function planAfterProbes(input: PlanInput, herdrChecked: Promise<readonly [HerdrProbe, HerdrProbe]>): Promise<Plan> {
+async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe>, herdrChecked: Promise<readonly [HerdrProbe, HerdrProbe]>): Promise<Plan> {
   const { opts, sides, id } = input;
   const { source, target } = sides;
   const warnings: string[] = [];
@@ -141,7 +141,7 @@ async function planAfterProbes(input: PlanInput, herdrChecked: Promise<readonly 
   const contexts = Promise.all([sideCtx(source.host), sideCtx(target.host)]);
   contexts.catch(() => undefined);
   const integrations = target.herdr.integrationStatus().catch(() => [] as IntegrationState[]);
-  const agents = await source.herdr.reach().then(() => source.herdr.agentList());
+  const agents = await sourceProbe.then(() => source.herdr.agentList());
 
   const agent = findAgent(agents, opts.agent, source.host.label);
   const kind = agent.agent;
@@ -179,10 +179,14 @@ async function planAfterProbes(input: PlanInput, herdrChecked: Promise<readonly 
   const repoChain = (async () => {
     // herdr's foreground cwd is the process chain's first choice too, so both agree.
     const cwd = agent.foreground_cwd ? await source.host.realpath(agent.foreground_cwd) : (await processChain).cwd;
-    const snap = await snapshot(source.host, cwd);
-    const remotes = await repoRemotes(source.host, snap.repoRoot);
+    const layout = await repoLayout(source.host, cwd);
+    // The snapshot (a few local git programs) is made while the target is searched.
+    const snapping = snapshotOf(source.host, layout);
+    snapping.catch(() => undefined);
+    const remotes = await repoRemotes(source.host, layout.repoRoot);
     // The target checkout: the same repository found by its remote, or (--here) another worktree.
-    const chosen = await chooseTargetRepo(sides, opts, snap, remotes);
+    const chosen = await chooseTargetRepo(sides, opts, layout, remotes);
+    const snap = await snapping;
     const placement = await checkPlacement({
       target: target.host,
       targetRepo: chosen.targetRepo,
@@ -241,7 +245,7 @@ async function planAfterProbes(input: PlanInput, herdrChecked: Promise<readonly 
   };
 }
 
-async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: Snapshot, remotes: RemoteOfRepo[]): Promise<{ discovery: DiscoverResult | null; targetRepo: string; otherCheckouts: string[]; newBranch: boolean }> {
+async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayout, remotes: RemoteOfRepo[]): Promise<{ discovery: DiscoverResult | null; targetRepo: string; otherCheckouts: string[]; newBranch: boolean }> {
   const { target } = sides;
   if (opts.here) {
     if (opts.dir && (await target.host.realpath(opts.dir).catch(() => opts.dir)) === snap.realRoot) {

@@ -87,7 +87,7 @@ export class HerdrClient {
    */
   private spare: Promise<Duplex> | null = null;
   private probing: Promise<HerdrProbe> | undefined;
-  private reaching: Promise<boolean> | undefined;
+  private reaching: Promise<HerdrProbe> | undefined;
   /** The socket that answered `reach()`'s ping. */
   private pinged: string | null = null;
 
@@ -183,23 +183,21 @@ export class HerdrClient {
   }
 
   /**
-   * Can reads go ahead? The fast way first: ping the socket where herdr's CLI would look (the
-   * login environment tells where), which costs no herdr process (over ssh: no remote program,
-   * two round trips). The full probe (`probe()`, the CLI) starts alongside and is awaited only
-   * when the ping fails; callers still check it before anything changes (CLI present, same
-   * protocol, same socket). Resolves true when the socket answered.
+   * The quick probe, for a side whose herdr CLI is needed only after nothing has changed yet (the
+   * source: its first CLI call is the quit, and a CLI that does not match the server fails it
+   * cleanly). A ping where herdr's CLI would look (the login environment tells where) answers
+   * running and version without starting a herdr process; the CLI is only looked up on the PATH.
+   * Anything else falls back to the full probe, which explains what is wrong.
    */
-  reach(): Promise<boolean> {
+  reach(): Promise<HerdrProbe> {
     this.reaching ??= this.reachOnce();
     return this.reaching;
   }
 
-  private async reachOnce(): Promise<boolean> {
-    const full = this.probe();
-    full.catch(() => undefined);
-    if (await this.ping()) return true;
-    await full;
-    return false;
+  private async reachOnce(): Promise<HerdrProbe> {
+    const [version, path] = await Promise.all([this.pingVersion(), this.bin()]);
+    if (!version || !path) return this.probe();
+    return { path, version: checkHerdrVersion(version), server: 'running', serverStatus: null };
   }
 
   /**
@@ -208,22 +206,26 @@ export class HerdrClient {
    * about why (the CLI will).
    */
   async ping(): Promise<boolean> {
-    if (this.socket) return true;
+    return this.socket !== null || (await this.pingVersion()) !== null;
+  }
+
+  /** The server's version when the expected socket answers a ping (and reads then use it); else null. */
+  private async pingVersion(): Promise<string | null> {
     const info = await this.host.info().catch(() => null);
     const socket = info ? expectedSocket(info.loginEnv, info.home) : null;
-    if (!socket) return false;
+    if (!socket) return null;
     const request = JSON.stringify({ id: `agent-handoff:${++this.requests}`, method: 'ping', params: {} });
     const pong = await socketRequest(this.host.connectSocket(socket), request, Math.min(this.timeoutMs, 10_000))
       .then((line) => PongResult.safeParse(JSON.parse(line)))
       .catch(() => null);
-    if (!pong?.success || !checkHerdrVersion(pong.data.result.version).ok) return false;
+    if (!pong?.success || !checkHerdrVersion(pong.data.result.version).ok) return null;
     this.pinged = socket;
     // A CLI probe that finished meanwhile has set these: it is the authority.
     if (!this.socket) {
       this.socket = socket;
       if (this.host.kind === 'ssh') this.spare = this.openSpare(socket);
     }
-    return true;
+    return pong.data.result.version;
   }
 
   /**

@@ -73,14 +73,18 @@ describe('world smoke', () => {
       expect(await quick.ping()).toBe(true);
       expect((await quick.agentList()).find((a) => a.name === name)?.agent_session).toEqual(listed.agent_session);
       expect(host.counters.commands).toBe(commands);
+      // The quick probe: the ping's version, and the CLI only looked up on the PATH.
+      const reached = await new HerdrClient(host).reach();
+      expect(reached).toMatchObject({ server: 'running', version: { version: '0.8.0', ok: true }, serverStatus: null });
+      expect(reached.path).toMatch(/\/herdr$/);
+      expect(host.counters.commands).toBe(commands + 1);
       // A socket that cannot be reached: the CLI answers instead, the same way.
       host.connectSocket = () => Promise.reject(new Error('streamlocal forwarding refused'));
       const fallback = new HerdrClient(host);
       expect(await fallback.ping()).toBe(false);
-      expect(await fallback.reach()).toBe(false);
       expect((await fallback.probe()).server).toBe('running');
       expect((await fallback.agentList()).find((a) => a.name === name)?.agent_session).toEqual(listed.agent_session);
-      expect(host.counters.commands).toBe(commands + 2);
+      expect(host.counters.commands).toBe(commands + 3);
       expect(host.counters.handshakes).toBe(1);
     } finally {
       await host.close();
