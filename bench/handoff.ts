@@ -68,7 +68,7 @@ function tracedCalls(run: TimedRun, marks: Mark[]): TracedCall[] {
     const m = /^AHTRACE (\S+) (\S+) (\d+) (.*)$/.exec(l.text);
     if (l.stream !== 'stderr' || !m) return [];
     const step = [...marks].reverse().find((k) => k.at <= l.at)?.step ?? 'start-up';
-    return [{ step, host: m[1]!, op: m[2]!, ms: Number(m[3]), what: m[4]! }];
+    return [{ step, host: m[1]!, op: m[2]!, ms: Number(m[3]), what: m[4]!, end_ms: l.at - run.startedAt }];
   });
 }
 

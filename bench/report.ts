@@ -15,6 +15,8 @@ export interface TracedCall {
   op: string;
   ms: number;
   what: string;
+  /** When the call ended, from the program's start (start = end_ms − ms). */
+  end_ms: number;
 }
 
 export interface RunNumbers {

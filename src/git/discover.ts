@@ -176,11 +176,18 @@ const DESCRIBE_SCRIPT = `for d do
 done
 exit 0`;
 
-/** Group matching folders by repository (main worktree), with worktrees and recency. */
-async function describe(target: Host, matches: { dir: string; remote: string }[], branch: string | null): Promise<TargetCheckout[]> {
+/** The describe program's output for these folders (any folder may be left out later). */
+async function describeOutput(target: Host, dirs: readonly string[]): Promise<string> {
+  return (await target.run(['sh', '-c', DESCRIBE_SCRIPT, 'sh', ...dirs])).stdout;
+}
+
+/**
+ * Group matching folders by repository (main worktree), with worktrees and recency. `asked`: the
+ * describe output already asked for a superset of the folders (only the matching ones count).
+ */
+async function describe(target: Host, matches: { dir: string; remote: string }[], branch: string | null, asked?: Promise<string>): Promise<TargetCheckout[]> {
   if (matches.length === 0) return [];
-  const r = await target.run(['sh', '-c', DESCRIBE_SCRIPT, 'sh', ...matches.map((m) => m.dir)]);
-  const tokens = r.stdout.split('\0');
+  const tokens = (await (asked ?? describeOutput(target, matches.map((m) => m.dir)))).split('\0');
   const byMain = new Map<string, TargetCheckout>();
   const gitDirs = new Map<string, string[]>();
   for (let i = 0; i + 3 < tokens.length + 1; ) {
@@ -266,6 +273,29 @@ export async function searchRoots(target: Host, explicit?: readonly string[]): P
   return [...DEFAULT_ROOTS.map((r) => ({ depth: ROOT_DEPTH + 1, root: path.posix.join(info.home, r) })), { depth: HOME_DEPTH + 1, root: info.home }];
 }
 
+/** A read of the cache started before the search (see warmDiscovery), taken once. */
+const warmed = new WeakMap<Host, Promise<{ file: string; cache: Cache } | null>>();
+
+/**
+ * Start reading the target's checkout cache now (it does not depend on the source): the next
+ * discoverCheckout on this host takes the answer instead of asking again.
+ */
+export function warmDiscovery(target: Host): void {
+  const read = configDir(target).then(async (dir) => {
+    const file = path.posix.join(dir, 'repos.json');
+    return { file, cache: await readCache(target, file) };
+  });
+  warmed.set(target, read.catch(() => null));
+}
+
+/** The cache, from the warm-up read when there was one (a failed one is asked again, to say why). */
+async function cacheOf(target: Host, file: string): Promise<Cache> {
+  const w = warmed.get(target);
+  warmed.delete(target);
+  const got = w ? await w : null;
+  return got && got.file === file ? got.cache : readCache(target, file);
+}
+
 async function readCache(target: Host, file: string): Promise<Cache> {
   const parsed = CacheSchema.safeParse(await readJson(target, file));
   return parsed.success ? parsed.data : { version: 1, remotes: {} };
@@ -308,12 +338,15 @@ export async function discoverCheckout(req: DiscoverRequest): Promise<DiscoverRe
   }
 
   const cacheFile = path.posix.join(await configDir(target), 'repos.json');
-  const cache = await readCache(target, cacheFile);
+  const cache = await cacheOf(target, cacheFile);
   const cached = cache.remotes[primary]?.paths ?? [];
   let cacheState: DiscoverResult['cache'] = 'miss';
   if (cached.length > 0) {
+    // The cached folders are described while they are checked: one round trip instead of two.
+    const described = describeOutput(target, cached);
+    described.catch(() => undefined);
     const valid = await matching(target, await runScan(target, ['check', ...cached], timeoutMs), keys);
-    const checkouts = await describe(target, valid, req.branch);
+    const checkouts = await describe(target, valid, req.branch, described);
     if (checkouts.length > 0) {
       const kept = checkouts.map((c) => c.path);
       const pruned = kept.length !== cached.length || kept.some((p) => !cached.includes(p));

@@ -20,7 +20,7 @@
 // diverged and we refuse anyway), and one POSIX `sh` loop on the target tests those paths.
 import { z } from 'zod';
 import { HandoffError } from '../errors.js';
-import type { Host } from '../host/host.js';
+import type { FileStat, Host } from '../host/host.js';
 import { randomBytes } from 'node:crypto';
 import { branchRef, GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, isAncestor, line, splitNul, ZERO_OID } from './git.js';
 import { changedBetween, type ChangedFile } from './snapshot.js';
@@ -85,11 +85,16 @@ export async function checkPlacement(req: PlacementRequest & { source: Host; sou
 
 async function planPlacement(req: PlacementRequest, commits: CommitOracle): Promise<PlacementPlan> {
   const { target, head, wip } = req;
+  const wantNew = req.newBranch !== undefined && req.newBranch !== false;
+  // Where a new worktree of the source's branch would most likely go, looked at alongside the
+  // reads below (newWorktreePath uses the answer when it picks that very path).
+  const likely = !wantNew && req.sourceBranch !== null ? `${worktreeHome(req.targetRepo)}/${branchSlug(req.sourceBranch)}` : null;
+  const likelyStat = likely ? target.stat(likely) : null;
+  likelyStat?.catch(() => undefined);
   // Independent reads, asked together (refs are shared by every worktree of the repository).
   const [worktrees, refs, snapshotChanges] = await Promise.all([listWorktrees(target, req.targetRepo), branchRefs(target, req.targetRepo), wip ? commits.changed(head, wip) : Promise.resolve([])]);
   const main = worktrees[0];
   if (!main) throw new HandoffError('git_failed', `git listed no worktree for ${req.targetRepo} on ${target.label}.`);
-  const wantNew = req.newBranch !== undefined && req.newBranch !== false;
   let branch: string;
   if (wantNew || req.sourceBranch === null) {
     const base = typeof req.newBranch === 'string' && req.newBranch ? req.newBranch : `handoff/${req.id}`;
@@ -145,7 +150,7 @@ async function planPlacement(req: PlacementRequest, commits: CommitOracle): Prom
     }
     return { ...plan, mode: 'checked-out', worktree: checkedOut.path };
   }
-  return { ...plan, worktree: await newWorktreePath(target, main, worktrees, branch) };
+  return { ...plan, worktree: await newWorktreePath(target, main, worktrees, branch, likely && likelyStat ? { path: likely, stat: likelyStat } : null) };
 }
 
 async function checkBranchName(target: Host, repo: string, name: string): Promise<void> {
@@ -223,7 +228,7 @@ function parents(p: string): string[] {
   return out;
 }
 
-async function newWorktreePath(target: Host, main: Worktree, worktrees: readonly Worktree[], branch: string): Promise<string> {
+async function newWorktreePath(target: Host, main: Worktree, worktrees: readonly Worktree[], branch: string, asked: { path: string; stat: Promise<FileStat | null> } | null): Promise<string> {
   const home = worktreeHome(main.path);
   for (const w of worktrees) {
     if (isInside(home, w.path)) {
@@ -235,7 +240,8 @@ async function newWorktreePath(target: Host, main: Worktree, worktrees: readonly
   const base = `${home}/${branchSlug(branch)}`;
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? base : `${base}-${n}`;
-    if (!worktrees.some((w) => w.path === candidate) && (await target.stat(candidate)) === null) return candidate;
+    if (worktrees.some((w) => w.path === candidate)) continue;
+    if ((await (asked?.path === candidate ? asked.stat : target.stat(candidate))) === null) return candidate;
   }
 }
 

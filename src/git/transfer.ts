@@ -38,6 +38,11 @@ export interface TransferInput {
   /** Snapshot commit, or null when there is no uncommitted work (only the head ref is made). */
   wip: string | null;
   timeoutMs?: number;
+  /**
+   * The target's ref tips, when asked earlier (e.g. while the agent quits). Tips a little old are
+   * fine: they only tell which objects need not be sent, and objects outlive a moved ref.
+   */
+  targetTips?: Promise<string[]>;
 }
 
 export interface TransferResult {
@@ -71,7 +76,7 @@ export async function presentObjects(host: Host, repo: string, oids: readonly st
 export async function transfer(input: TransferInput): Promise<TransferResult> {
   const { source, target, sourceRepo, targetRepo, head, wip } = input;
   const refs = handoffRefs(input.id);
-  const tips = await targetTips(target, targetRepo);
+  const tips = await (input.targetTips ?? targetTips(target, targetRepo));
   const common = await presentObjects(source, sourceRepo, tips);
   const commonSet = new Set(common);
   const wanted = wip ? [head, wip] : [head];

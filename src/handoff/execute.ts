@@ -6,7 +6,7 @@ import { HerdrError } from '../herdr/client.js';
 import { place } from '../git/place.js';
 import { snapshot, workingTree, type Snapshot } from '../git/snapshot.js';
 import { prepareStash, stashSourceChanges, type StashResult } from '../git/stash.js';
-import { transfer, type TransferResult } from '../git/transfer.js';
+import { targetTips, transfer, type TransferResult } from '../git/transfer.js';
 import { git } from '../git/git.js';
 import type { Progress } from '../progress.js';
 import os from 'node:os';
@@ -118,6 +118,9 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
 
   let sourceAtShell = false;
   const restartArgs = adapter.resumeArgv(plan.sourceHandle, opts.agentArgs).slice(1);
+  // Read-only and independent of the snapshot: asked while the agent quits.
+  const tipsEarly = targetTips(target.host, plan.placement.repo);
+  tipsEarly.catch(() => undefined);
   const quit = await step('quit', `quitting the ${plan.kind} agent`, async () => {
     // Recorded before the keys go out: a controller killed mid-quit leaves a journal from which
     // `recover` restarts the agent (or clears the typed quit text) instead of "nothing changed".
@@ -154,7 +157,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         worktree: plan.placement.worktree,
       });
       record({ kind: 'refs', targetRepo, id: plan.id });
-      return transfer({ source: source.host, sourceRepo: snap.repoRoot, target: target.host, targetRepo, id: plan.id, head: snap.head, wip: snap.snapshot, timeoutMs: opts.timeoutS * 1000 });
+      return transfer({ source: source.host, sourceRepo: snap.repoRoot, target: target.host, targetRepo, id: plan.id, head: snap.head, wip: snap.snapshot, timeoutMs: opts.timeoutS * 1000, targetTips: tipsEarly });
     });
     const placement = await step('place', `placing ${snap.branch ?? 'the work'} on ${target.host.label}`, async () => {
       // The plan's placement with this run's snapshot (the plan's own snapshot commit never left).

@@ -8,7 +8,7 @@ import type { AgentInfo, ProcessInfo } from '../herdr/schemas.js';
 import type { IntegrationState } from '../herdr/integration.js';
 import type { HerdrProbe } from '../herdr/client.js';
 import { SUPPORTED_KINDS, type SupportedKind } from '../result.js';
-import { discoverCheckout, repoRemotes, type DiscoverResult, type RemoteOfRepo } from '../git/discover.js';
+import { discoverCheckout, repoRemotes, warmDiscovery, type DiscoverResult, type RemoteOfRepo } from '../git/discover.js';
 import { checkPlacement, type PlacementPlan } from '../git/place.js';
 import { repoLayout, snapshotOf, type HeadLayout, type Snapshot } from '../git/snapshot.js';
 import { findAgent } from './find-agent.js';
@@ -140,6 +140,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   // integration state is a herdr process there: asked now, needed only at the end.
   const contexts = Promise.all([sideCtx(source.host), sideCtx(target.host)]);
   contexts.catch(() => undefined);
+  if (!opts.dir && !(opts.here && opts.newWorktree)) warmDiscovery(target.host);
   const integrations = target.herdr.integrationStatus().catch(() => [] as IntegrationState[]);
   const agents = await sourceProbe.then(() => source.herdr.agentList());
 
