@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   herdr_not_installed: 'herdr is not on the login PATH of that machine.',
   server_not_running: 'The herdr server is not running on that machine.',
   herdr_too_old: 'herdr is older than 0.8.0 on that machine.',
+  herdr_socket_mismatch: 'herdr’s CLI uses another server than the one whose socket answered (HERDR_SOCKET_PATH or HERDR_SESSION differ).',
   herdr_bad_output: 'herdr printed something we could not read.',
   integration_install_failed: 'herdr could not install its integration for the agent on the target.',
   agent_not_found: 'No live herdr agent matches the name, pane or session given.',
