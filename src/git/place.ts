@@ -39,6 +39,8 @@ export interface PlacementRequest {
   sourceBranch: string | null;
   /** true → a new branch `handoff/<id>`; a string → a new branch of that name; suffixed -2, -3… if taken. */
   newBranch?: boolean | string;
+  /** `place` only: awaited after its read-only check and before its first change (e.g. a journal write). */
+  beforeChanges?: () => Promise<void>;
 }
 
 export interface PlacementPlan {
@@ -296,6 +298,7 @@ export async function place(req: PlacementRequest): Promise<PlacementRecord> {
       wip: req.wip,
       actions: [],
     };
+    await req.beforeChanges?.();
     try {
       await execute(target, plan, record);
     } catch (err) {

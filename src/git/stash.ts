@@ -60,8 +60,12 @@ export async function stashSourceChanges(req: StashRequest): Promise<StashResult
   if (req.keepSourceChanges) {
     return { ...none, reason: 'keep_requested', note: 'The uncommitted changes were left in the source checkout as asked.' };
   }
-  const layout = await repoLayout(host, snap.repoRoot);
-  const tree = await workingTree(host, layout);
+  // HEAD and the working tree, asked together (the git folder is the snapshot's).
+  const [layoutAsked, treeAsked] = await Promise.allSettled([repoLayout(host, snap.repoRoot), workingTree(host, snap)]);
+  // A checkout that is gone or broken is best told by the layout.
+  if (layoutAsked.status === 'rejected') throw layoutAsked.reason;
+  if (treeAsked.status === 'rejected') throw treeAsked.reason;
+  const [layout, tree] = [layoutAsked.value, treeAsked.value];
   if (`${layout.head}:${tree}` !== snap.fingerprint) {
     const changed = await changedTrees(host, snap.repoRoot, snap.tree, tree);
     return {
@@ -78,8 +82,9 @@ export async function stashSourceChanges(req: StashRequest): Promise<StashResult
 
   const message = stashMessage(req.id, req.targetLabel);
   const stash = (await req.prepared) ?? (await stashCommit(host, snap, message));
-  await git(host, snap.repoRoot, ['stash', 'store', '-m', message, stash]);
-  await resetToHead(host, snap.repoRoot);
+  // The untracked files are listed while the stash is stored; nothing is reset unless it was.
+  const [, untracked] = await Promise.all([git(host, snap.repoRoot, ['stash', 'store', '-m', message, stash]), untrackedFiles(host, snap.repoRoot)]);
+  await resetToHead(host, snap.repoRoot, untracked);
   return {
     stashed: true,
     stash,
@@ -131,8 +136,7 @@ async function untrackedFiles(host: Host, repoRoot: string): Promise<string[]> {
 }
 
 /** Files, index and untracked (non-ignored) files back to HEAD, as `git stash push -u` leaves them. */
-async function resetToHead(host: Host, repoRoot: string): Promise<void> {
-  const untracked = await untrackedFiles(host, repoRoot);
+async function resetToHead(host: Host, repoRoot: string, untracked: readonly string[]): Promise<void> {
   await git(host, repoRoot, ['reset', '--hard', '-q', 'HEAD']);
   for (let i = 0; i < untracked.length; i += 500) {
     const chunk = untracked.slice(i, i + 500).map((p) => `:(literal)${p}`);

@@ -161,8 +161,19 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     });
     const placement = await step('place', `placing ${snap.branch ?? 'the work'} on ${target.host.label}`, async () => {
       // The plan's placement with this run's snapshot (the plan's own snapshot commit never left).
-      record(await placementIntent(target.host, { ...plan.placement, head: snap.head, wip: snap.snapshot }));
-      const rec = await place({ target: target.host, targetRepo, id: plan.id, head: snap.head, wip: snap.snapshot, sourceBranch: snap.branch, newBranch: plan.placement.branch !== snap.branch || opts.newBranch });
+      // Its intent is read while place checks the target, and journaled before place changes it.
+      const intent = placementIntent(target.host, { ...plan.placement, head: snap.head, wip: snap.snapshot });
+      intent.catch(() => undefined);
+      const rec = await place({
+        target: target.host,
+        targetRepo,
+        id: plan.id,
+        head: snap.head,
+        wip: snap.snapshot,
+        sourceBranch: snap.branch,
+        newBranch: plan.placement.branch !== snap.branch || opts.newBranch,
+        beforeChanges: async () => record(await intent),
+      });
       record({ kind: 'placement', record: rec });
       return rec;
     });

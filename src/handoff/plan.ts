@@ -15,6 +15,7 @@ import { findAgent } from './find-agent.js';
 import type { SendOptions } from './options.js';
 import type { Side, Sides } from './sides.js';
 import { agentStartedAt } from './process-age.js';
+import { sleep } from '../sleep.js';
 
 export interface Plan {
   id: string;
@@ -89,6 +90,12 @@ async function findSession(side: Side, adapter: Adapter, agent: AgentInfo, opts:
   try {
     return { ref: await adapter.guess(side.host, { cwd, startedAtMs, ctx }), via: 'guess' };
   } catch (err) {
+    // An agent started moments ago (e.g. restarted by a rollback) has written nothing yet, and
+    // herdr's integration reports its session with a lag of a second or two: wait for that.
+    if (err instanceof HandoffError && err.code === 'session_not_found' && Date.now() - startedAtMs < YOUNG_AGENT_MS) {
+      const reported = await sessionReport(side, agent.pane_id, SESSION_REPORT_WAIT_MS);
+      if (reported) return { ref: await adapter.locate(side.host, reported, ctx), via: 'herdr' };
+    }
     // Only now is the source's integration worth a herdr call: it explains the miss.
     const integration = err instanceof HandoffError && err.code === 'session_not_found' ? await integrationOf() : null;
     if (err instanceof HandoffError && err.code === 'session_not_found' && integration?.status !== 'current') {
@@ -97,6 +104,21 @@ async function findSession(side: Side, adapter: Adapter, agent: AgentInfo, opts:
       });
     }
     throw err;
+  }
+}
+
+/** An agent this young may not have been reported by herdr's integration yet. */
+const YOUNG_AGENT_MS = 30_000;
+const SESSION_REPORT_WAIT_MS = 5_000;
+
+/** herdr's session handle of the agent in `pane`, once its integration reports one (null after `waitMs`). */
+async function sessionReport(side: Side, pane: string, waitMs: number): Promise<SessionHandle | null> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const s = (await side.herdr.agentGet(pane).catch(() => null))?.agent_session;
+    if (s) return { kind: s.kind, value: s.value };
+    if (Date.now() >= deadline) return null;
+    await sleep(250);
   }
 }
 
