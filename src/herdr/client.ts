@@ -14,7 +14,9 @@ import {
   AgentListResult,
   AgentStartedResult,
   ErrorEnvelope,
+  OkResult,
   PaneInfoResult,
+  PaneReadResult,
   PongResult,
   ProcessInfoResult,
   ServerStatus,
@@ -265,6 +267,34 @@ export class HerdrClient {
     return res.data;
   }
 
+  /**
+   * An ok-only request that changes something (keys, text) on the socket. False — and the caller
+   * runs the CLI — only when nothing was sent (no socket known, or no connection); once the
+   * request may have reached the server it is never sent again: a lost answer is an error.
+   * A fresh connection each time, never the spare (which the server may have closed).
+   */
+  private async writeViaSocket(method: string, params: Record<string, unknown>, what: string): Promise<boolean> {
+    const socket = this.socket;
+    if (!socket) return false;
+    let connection: Duplex;
+    try {
+      connection = await this.host.connectSocket(socket);
+    } catch {
+      return false;
+    }
+    const request = JSON.stringify({ id: `agent-handoff:${++this.requests}`, method, params });
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(await socketRequest(Promise.resolve(connection), request, Math.min(this.timeoutMs, 10_000)));
+    } catch (err) {
+      throw new HerdrError('herdr_failed', `herdr's ${what} got no answer on its socket: ${err instanceof Error ? err.message : String(err)}`, this.host.label);
+    }
+    const failed = ErrorEnvelope.safeParse(parsed);
+    if (failed.success) throw new HerdrError(failed.data.error.code, failed.data.error.message, this.host.label, FIXES[failed.data.error.code]);
+    if (!OkResult.safeParse(parsed).success) throw new HerdrError('herdr_bad_output', `herdr's ${what} answered with unexpected JSON.`, this.host.label);
+    return true;
+  }
+
   private openSpare(socket: string): Promise<Duplex> {
     const p = this.host.connectSocket(socket).then((stream) => {
       stream.on('error', () => undefined);
@@ -306,11 +336,15 @@ export class HerdrClient {
     return r.result.pane;
   }
 
+  // Keys and text go over the socket too once it is known (no herdr process for the quit's
+  // keystrokes); the CLI when it is not.
   async sendText(pane: string, text: string): Promise<void> {
+    if (await this.writeViaSocket('pane.send_text', { pane_id: pane, text }, 'pane send-text')) return;
     await this.ok(['pane', 'send-text', pane, text]);
   }
 
   async sendKeys(pane: string, keys: readonly string[]): Promise<void> {
+    if (await this.writeViaSocket('pane.send_keys', { pane_id: pane, keys: [...keys] }, 'pane send-keys')) return;
     await this.ok(['pane', 'send-keys', pane, ...keys]);
   }
 
@@ -320,6 +354,10 @@ export class HerdrClient {
 
   /** Screen text (ANSI stripped). */
   async read(pane: string, opts: { source?: 'visible' | 'recent' | 'recent-unwrapped'; lines?: number } = {}): Promise<string> {
+    const source = (opts.source ?? 'visible').replace('-', '_');
+    const params = { pane_id: pane, source, format: 'text', strip_ansi: true, ...(opts.lines ? { lines: opts.lines } : {}) };
+    const viaSocket = await this.viaSocket('pane.read', params, PaneReadResult, 'pane read');
+    if (viaSocket) return viaSocket.result.read.text;
     const args = ['pane', 'read', pane, '--source', opts.source ?? 'visible', ...(opts.lines ? ['--lines', String(opts.lines)] : [])];
     const r = await this.raw(args);
     if (r.exitCode !== 0) this.fail(r, args);

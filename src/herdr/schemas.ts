@@ -103,6 +103,12 @@ export const ErrorEnvelope = z.object({
   error: z.object({ code: z.string(), message: z.string() }),
 });
 
+/** The answer of an ok-only request on the socket (`pane.send_text`, `pane.send_keys`). */
+export const OkResult = envelope('ok', {});
+
+/** `pane.read` on the socket (the CLI prints `read.text`). */
+export const PaneReadResult = envelope('pane_read', { read: z.looseObject({ text: z.string() }) });
+
 /** `ping`'s answer on the socket: the server's version and protocol. */
 export const PongResult = envelope('pong', { version: z.string(), protocol: z.number().int() });
 

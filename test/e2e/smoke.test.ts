@@ -78,13 +78,19 @@ describe('world smoke', () => {
       expect(reached).toMatchObject({ server: 'running', version: { version: '0.8.0', ok: true }, serverStatus: null });
       expect(reached.path).toMatch(/\/herdr$/);
       expect(host.counters.commands).toBe(commands + 1);
+      // Screen reads take the socket too, and say what the CLI says.
+      const cliRead = await host.run(['herdr', 'pane', 'read', agent!.pane, '--source', 'visible']);
+      expect(cliRead.exitCode).toBe(0);
+      expect(cliRead.stdout.trim().length).toBeGreaterThan(0);
+      expect(await quick.read(agent!.pane)).toBe(cliRead.stdout);
+      expect(host.counters.commands).toBe(commands + 2);
       // A socket that cannot be reached: the CLI answers instead, the same way.
       host.connectSocket = () => Promise.reject(new Error('streamlocal forwarding refused'));
       const fallback = new HerdrClient(host);
       expect(await fallback.ping()).toBe(false);
       expect((await fallback.probe()).server).toBe('running');
       expect((await fallback.agentList()).find((a) => a.name === name)?.agent_session).toEqual(listed.agent_session);
-      expect(host.counters.commands).toBe(commands + 3);
+      expect(host.counters.commands).toBe(commands + 4);
       expect(host.counters.handshakes).toBe(1);
     } finally {
       await host.close();
