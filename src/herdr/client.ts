@@ -1,10 +1,12 @@
 // Typed herdr 0.8 client over a Host: every call is `herdr <words…>` run by argv on that host,
 // its envelope parsed with zod, its error codes surfaced as HerdrError with herdr's own code.
 //
-// Reads (agent list/get, pane get/process-info) go straight to the server's API socket once the
-// probe has told where it is and that the CLI matches the server: the CLI prints exactly the
-// socket's response line, so the same schemas parse it, and it spares a process start per call
-// (and, over ssh, a program on the remote side). Any socket trouble falls back to the CLI.
+// Reads (agent list/get, pane get/process-info/read) and keystrokes (send-text/send-keys) go
+// straight to the server's API socket once a probe found it — the CLI's probe, or a ping where
+// the CLI would look (see socket-path.ts): the CLI prints exactly the socket's response line, so
+// the same schemas parse it, and it spares a process start per call (and, over ssh, a program on
+// the remote side). Socket trouble falls back to the CLI — for keystrokes only when nothing was
+// sent. Workspaces, agent start and integrations stay on the CLI.
 import type { Duplex } from 'node:stream';
 import type { z } from 'zod';
 import { HandoffError } from '../errors.js';
