@@ -186,62 +186,71 @@ async function sourceBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEnt
   return { stream: raw.pipe(rw), counted: () => rw.replacements };
 }
 
-function tempBeside(file: string, tag: string): string {
-  return path.join(path.dirname(file), `.${path.basename(file)}.ah-${tag}.tmp`);
-}
-
-async function openTemp(target: Host, file: string, tag: string, mode: number) {
-  const tmp = tempBeside(file, tag);
-  const w = await target.writeStream(tmp, { mode });
-  return { tmp, ...w };
-}
-
-/** Up to this many bytes an entry goes in one write (one round trip over ssh) instead of a stream. */
-const SMALL_ENTRY_BYTES = 12 * 1024;
+/** Up to this many bytes a temp file goes in one write (one round trip over ssh) instead of a stream. */
+const SMALL_FILE_BYTES = 12 * 1024;
 
 /**
- * Stream the whole (rewritten) entry into a temp file beside `file`; returns its hash and size.
- * The first bytes are held back (at most SMALL_ENTRY_BYTES): a small entry is written in one go,
- * a larger one opens the stream and goes on with constant memory.
+ * A temp file beside `file`, written chunk by chunk. The first SMALL_FILE_BYTES are held back, so
+ * a small file goes in one write; a larger one opens a stream and goes on with constant memory.
  */
+class TempFile {
+  readonly path: string;
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  private out: { stream: Writable; done: Promise<void> } | null = null;
+
+  constructor(
+    private readonly target: Host,
+    file: string,
+    tag: string,
+    private readonly mode: number,
+  ) {
+    this.path = path.join(path.dirname(file), `.${path.basename(file)}.ah-${tag}.tmp`);
+  }
+
+  async write(chunk: Buffer): Promise<void> {
+    if (this.out) return write(this.out.stream, chunk);
+    this.held.push(chunk);
+    this.heldBytes += chunk.length;
+    if (this.heldBytes <= SMALL_FILE_BYTES) return;
+    this.out = await this.target.writeStream(this.path, { mode: this.mode });
+    for (const c of this.held.splice(0)) await write(this.out.stream, c);
+  }
+
+  async finish(): Promise<void> {
+    if (!this.out) return this.target.writeFile(this.path, Buffer.concat(this.held), { mode: this.mode });
+    this.out.stream.end();
+    await this.out.done;
+  }
+
+  /** Stop writing and remove whatever was written. */
+  async abort(): Promise<void> {
+    this.out?.stream.destroy();
+    await this.out?.done.catch(() => undefined);
+    await this.target.remove(this.path);
+  }
+}
+
+/** Write the whole (rewritten) entry into a temp file beside `file`; returns its hash and size. */
 async function writeWhole(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, file: string, tag: string) {
   const { stream, counted } = await sourceBytes(req, matcher, e);
-  const mode = e.mode & 0o7777;
-  const tmp = tempBeside(file, tag);
+  const out = new TempFile(req.target, file, tag, e.mode & 0o7777);
   const hash = createHash('sha256');
   let size = 0;
-  let held: Buffer[] | null = [];
-  let out: { stream: Writable; done: Promise<void> } | null = null;
   try {
     await pipeline(stream, async (src: AsyncIterable<Buffer>) => {
       for await (const chunk of src) {
         hash.update(chunk);
         size += chunk.length;
-        if (held) {
-          held.push(chunk);
-          if (size <= SMALL_ENTRY_BYTES) continue;
-          out = await req.target.writeStream(tmp, { mode });
-          for (const c of held) await write(out.stream, c);
-          held = null;
-        } else {
-          await write(out!.stream, chunk);
-        }
+        await out.write(chunk);
       }
     });
-    if (held) {
-      await req.target.writeFile(tmp, Buffer.concat(held), { mode });
-    } else {
-      out!.stream.end();
-      await out!.done;
-    }
+    await out.finish();
   } catch (err) {
-    const opened = out as { stream: Writable; done: Promise<void> } | null;
-    opened?.stream.destroy();
-    await opened?.done.catch(() => undefined);
-    await req.target.remove(tmp);
+    await out.abort();
     throw err;
   }
-  return { tmp, sha256: hash.digest('hex'), size, replacements: counted() };
+  return { tmp: out.path, sha256: hash.digest('hex'), size, replacements: counted() };
 }
 
 type Extend =
@@ -256,9 +265,9 @@ async function extend(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, f
   const prefix = createHash('sha256');
   const whole = createHash('sha256');
   let seen = 0;
-  let tail: Awaited<ReturnType<typeof openTemp>> | null = null;
+  let tail: TempFile | null = null;
   let verdict: Extend | null = null;
-  const tailName = `${path.basename(file)}.tail`;
+  const tailFile = path.join(path.dirname(file), `${path.basename(file)}.tail`);
   try {
     await pipeline(stream, async (src: AsyncIterable<Buffer>) => {
       for await (let chunk of src) {
@@ -274,30 +283,21 @@ async function extend(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, f
           }
         }
         if (chunk.length === 0) continue;
-        tail ??= await openTemp(req.target, path.join(path.dirname(file), tailName), tag, 0o600);
+        tail ??= new TempFile(req.target, tailFile, tag, 0o600);
         seen += chunk.length;
-        await write(tail.stream, chunk);
+        await tail.write(chunk);
       }
     });
-    if (tail) {
-      const t: { stream: Writable; done: Promise<void> } = tail;
-      t.stream.end();
-      await t.done;
-    }
+    await (tail as TempFile | null)?.finish();
   } catch (err) {
-    if (tail) {
-      const t: { tmp: string; stream: Writable; done: Promise<void> } = tail;
-      t.stream.destroy();
-      await t.done.catch(() => undefined);
-      await req.target.remove(t.tmp);
-    }
+    await (tail as TempFile | null)?.abort();
     throw err;
   }
   if (verdict) return verdict;
   if (seen < have) return { kind: 'conflict', reason: `it is longer (${have} bytes) than the session being sent (${seen} bytes)` };
   const sha256 = whole.digest('hex');
   if (!tail) return { kind: 'unchanged', sha256, size: seen, replacements: counted() };
-  return { kind: 'appended', tail: (tail as { tmp: string }).tmp, sha256, size: seen, replacements: counted() };
+  return { kind: 'appended', tail: (tail as TempFile).path, sha256, size: seen, replacements: counted() };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -29,9 +29,13 @@ interface World {
   target: LocalHost;
 }
 
-/** A LocalHost that counts the bytes written through writeStream (what would cross the wire). */
+/** A LocalHost that counts the bytes written through writeStream and writeFile (what would cross the wire). */
 class CountingHost extends LocalHost {
   written = 0;
+  override async writeFile(p: string, data: string | Buffer, opts?: { mode?: number }) {
+    this.written += Buffer.byteLength(data);
+    return super.writeFile(p, data, opts);
+  }
   override async writeStream(p: string, opts?: { mode?: number }) {
     const w = await super.writeStream(p, opts);
     const orig = w.stream.write.bind(w.stream);
@@ -107,6 +111,30 @@ describe('copyUnit between two hosts', () => {
     expect(all.filter((n) => n.includes('.ah-'))).toEqual([]);
     // the source is untouched
     expect(fs.readFileSync(entries[0]!.source, 'utf8')).toBe(LINES.join(''));
+  });
+
+  it('writes a small file in one go and streams a large one, rewritten the same either way', async () => {
+    const w = world();
+    const root = path.join(w.dst, 'store');
+    const big = Array.from({ length: 3000 }, (_, i) => `{"cwd":"/src/repo","n":${i}}\n`).join('');
+    expect(Buffer.byteLength(big)).toBeGreaterThan(64 * 1024);
+    const entries = [
+      { ...put(path.join(w.src, 'small.jsonl'), LINES.join('')), dest: 'small.jsonl' },
+      { ...put(path.join(w.src, 'big.jsonl'), big), dest: 'big.jsonl' },
+    ];
+    const target = new CountingHost({ env: { ...process.env, HOME: w.dst } });
+    const streamed: string[] = [];
+    const writeStream = target.writeStream.bind(target);
+    target.writeStream = (p, opts) => {
+      streamed.push(path.basename(p));
+      return writeStream(p, opts);
+    };
+    await copyUnit({ source: w.source, target, entries, targetRoot: root, plan });
+    expect(streamed).toHaveLength(1);
+    expect(streamed[0]).toMatch(/^\.big\.jsonl\.ah-.+\.tmp$/);
+    expect(fs.readFileSync(path.join(root, 'small.jsonl'))).toEqual(rewritten(LINES.join('')));
+    expect(fs.readFileSync(path.join(root, 'big.jsonl'))).toEqual(rewritten(big));
+    expect(target.written).toBe(rewritten(LINES.join('')).length + rewritten(big).length);
   });
 
   it('is unchanged on a second run, and appends only the new tail when the session comes back longer', async () => {
