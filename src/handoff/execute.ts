@@ -13,7 +13,7 @@ import os from 'node:os';
 import { copySessionUnit } from './session-copy.js';
 import { placementIntent, sessionIntent } from './intents.js';
 import { hostStateDir, markerPath, writeMarker } from './marker.js';
-import { remotePrefixHash, type CopyRecord } from '../transcript/copy.js';
+import { destinationUnder, lookAtDestinations, remotePrefixHash, type CopyRecord } from '../transcript/copy.js';
 import type { Host } from '../host/host.js';
 import type { Journal } from './journal.js';
 import type { Plan } from './plan.js';
@@ -181,8 +181,12 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     const sessionPlacement = adapter.placement(plan.session, { ...plan.targetCtx, cwd: targetCwd });
     const copied = await step('session', `copying the ${plan.kind} session`, async () => {
       const unit = await adapter.unit(source.host, plan.session, sessionPlacement);
-      record(await sessionIntent(target.host, sessionPlacement.configRoot, unit, sessionCopyTag(plan.id)));
-      const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: snap, targetWorktree: placement.worktree });
+      // One look at the destinations serves the intent and the copy.
+      const root = sessionPlacement.configRoot;
+      const looked = lookAtDestinations(target.host, root, unit.map((e) => destinationUnder(root, e.dest)));
+      looked.catch(() => undefined);
+      record(await sessionIntent(looked, unit, sessionCopyTag(plan.id)));
+      const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: snap, targetWorktree: placement.worktree, looked });
       record({ kind: 'session_copy', record: out });
       return out;
     });

@@ -10,8 +10,7 @@ import { branchRef, git, line } from '../git/git.js';
 import { undoPlacement, type PlacementAction, type PlacementPlan, type PlacementRecord } from '../git/place.js';
 import { workingTree } from '../git/snapshot.js';
 import { listWorktrees, worktreeHome } from '../git/worktrees.js';
-import { destinationUnder, undoCopy, type CopyRecord } from '../transcript/copy.js';
-import { inspectFolders } from '../transcript/folders.js';
+import { undoCopy, type CopyRecord, type DestinationLook } from '../transcript/copy.js';
 
 const Oid = z.string().regex(/^[0-9a-f]{40,64}$/);
 
@@ -143,16 +142,15 @@ export async function undoPlacementIntent(target: Host, intent: PlacementIntent)
   return notes;
 }
 
-export async function sessionIntent(target: Host, targetRoot: string, entries: readonly UnitEntry[], tag: string): Promise<SessionIntent> {
-  const dests = entries.map((e) => destinationUnder(targetRoot, e.dest));
-  // One round trip: the files' stats and one program naming the missing folders, side by side.
-  const [stats, folders] = await Promise.all([Promise.all(dests.map((f) => target.stat(f))), inspectFolders(target, [...new Set(dests.map((f) => path.dirname(f)))])]);
+/** The session copy's intent, from the look at its destinations the copy then uses too (lookAtDestinations). */
+export async function sessionIntent(looked: Promise<DestinationLook>, entries: readonly UnitEntry[], tag: string): Promise<SessionIntent> {
+  const { root, dests, states, stats } = await looked;
   const files: SessionIntent['files'] = entries.map((e, i) => {
     const st = stats[i] ?? null;
     return { path: dests[i]!, mtimeMs: e.mtimeMs, previous: st && st.size > 0 ? { size: st.size, mode: st.mode, mtimeMs: st.mtimeMs } : null };
   });
-  const missingDirs = [...new Set(folders.flatMap((f) => f.missing))].sort((a, b) => a.split('/').length - b.split('/').length);
-  return { kind: 'session_intent', targetRoot, tag, files, missingDirs };
+  const missingDirs = [...new Set(states.flatMap((f) => f.missing))].sort((a, b) => a.split('/').length - b.split('/').length);
+  return { kind: 'session_intent', targetRoot: root, tag, files, missingDirs };
 }
 
 /**

@@ -3,7 +3,7 @@
 // (git's toplevel, its realpath, herdr's cwd and the process cwd minus the relative part).
 import type { Placement, UnitEntry } from '../../adapters/adapter.js';
 import { buildRewritePlan, type RewritePlan } from '../transcript/rewrite.js';
-import { copyUnit, type CopyRecord } from '../transcript/copy.js';
+import { copyUnit, type CopyRecord, type DestinationLook } from '../transcript/copy.js';
 import type { Snapshot } from '../git/snapshot.js';
 import type { Plan } from './plan.js';
 import type { Sides } from './sides.js';
@@ -38,6 +38,8 @@ export interface SessionCopyInput {
   placement: Placement;
   snapshot: Snapshot;
   targetWorktree: string;
+  /** The look at the destinations the session intent was made from. */
+  looked?: Promise<DestinationLook>;
 }
 
 export async function copySessionUnit(input: SessionCopyInput): Promise<CopyRecord> {
@@ -49,5 +51,6 @@ export async function copySessionUnit(input: SessionCopyInput): Promise<CopyReco
     targetRoot: input.placement.configRoot,
     plan: rewrite,
     tag: input.plan.id.slice(-8),
+    ...(input.looked ? { looked: input.looked } : {}),
   });
 }

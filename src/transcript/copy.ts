@@ -17,7 +17,7 @@ import { pipeline } from 'node:stream/promises';
 import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
 import type { FileStat } from '../host/host.js';
-import { inspectFolders, makeFolders } from './folders.js';
+import { inspectFolders, makeFolders, type FolderState } from './folders.js';
 import { createRewriteStream, matcherFor, RewriteMatcher, type RewritePlan } from './rewrite.js';
 
 /** One file of a unit (the shape `UnitEntry` of adapters/adapter.ts has). */
@@ -43,6 +43,8 @@ export interface CopyRequest {
   overwrite?: boolean;
   /** Distinguishes this run's temp and backup names (default: random). */
   tag?: string;
+  /** The destinations as looked at just before (see lookAtDestinations), so they are not asked again. */
+  looked?: Promise<DestinationLook>;
 }
 
 export type CopyAction = 'created' | 'appended' | 'unchanged' | 'overwritten';
@@ -91,6 +93,23 @@ function isUnder(child: string, parent: string): boolean {
   return parent === '/' ? true : child === parent || child.startsWith(parent + '/');
 }
 
+/** What the target holds where a unit will go: its folders (the root first) and the files. */
+export interface DestinationLook {
+  root: string;
+  dests: readonly string[];
+  /** The root and each destination's folder, once each. */
+  dirs: string[];
+  states: FolderState[];
+  stats: (FileStat | null)[];
+}
+
+/** One round trip: one program inspects the folders while the files are stat'ed. Read-only. */
+export async function lookAtDestinations(host: Host, root: string, dests: readonly string[]): Promise<DestinationLook> {
+  const dirs = [...new Set([root, ...dests.map((f) => path.dirname(f))])];
+  const [states, stats] = await Promise.all([inspectFolders(host, dirs), Promise.all(dests.map((f) => host.stat(f)))]);
+  return { root, dests, dirs, states, stats };
+}
+
 /**
  * Make the config root and every destination folder (0700); records the folders created, parents
  * first, and returns the destinations' current stats. The nearest existing ancestor of each
@@ -98,9 +117,9 @@ function isUnder(child: string, parent: string): boolean {
  * again after, so a symlinked folder in the store can neither make us create folders elsewhere
  * nor lead a write out of it.
  */
-async function prepareFolders(host: Host, root: string, dests: string[], record: CopyRecord): Promise<(FileStat | null)[]> {
-  const dirs = [...new Set([root, ...dests.map((f) => path.dirname(f))])];
-  const [states, stats] = await Promise.all([inspectFolders(host, dirs), Promise.all(dests.map((f) => host.stat(f)))]);
+async function prepareFolders(host: Host, root: string, dests: string[], record: CopyRecord, looked?: Promise<DestinationLook>): Promise<(FileStat | null)[]> {
+  const asked = looked ? await looked : null;
+  const { dirs, states, stats } = asked && asked.root === root && asked.dests.join('\0') === dests.join('\0') ? asked : await lookAtDestinations(host, root, dests);
   const rootState = states[0]!;
   for (const st of states) {
     if (!st.existingIsDir) {
@@ -318,7 +337,7 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
 
   // Validate every destination before writing anything.
   const dests = req.entries.map((e) => destinationUnder(req.targetRoot, e.dest));
-  const existingOf = await prepareFolders(target, req.targetRoot, dests, record);
+  const existingOf = await prepareFolders(target, req.targetRoot, dests, record, req.looked);
 
   for (const [i, e] of req.entries.entries()) {
     const file = dests[i]!;
