@@ -10,7 +10,7 @@ import { findAgent, sessionIdOf } from '../handoff/find-agent.js';
 import { hostStateDir } from '../handoff/marker.js';
 import { processStartId } from '../handoff/process-age.js';
 import type { SendOptions } from '../handoff/options.js';
-import { buildPlan, type Plan } from '../handoff/plan.js';
+import { buildPlan, sourceHerdrProbe, type Plan } from '../handoff/plan.js';
 import { openSides, type Sides } from '../handoff/sides.js';
 import { deferSelf, selfWithFrom, type DeferredJob } from '../handoff/self.js';
 import { createProgress } from '../progress.js';
@@ -295,7 +295,7 @@ async function claimAgent(sides: Sides, ref: string, o: { stateDir: string; owne
   let agent;
   try {
     // After the plan's source probe (shared): the list then comes over herdr's API socket.
-    await (sides.sameHost ? sides.source.herdr.probe() : sides.source.herdr.reach()).catch(() => undefined);
+    await sourceHerdrProbe(sides).catch(() => undefined);
     agent = findAgent(await sides.source.herdr.agentList(), ref, host.label);
   } catch (err) {
     if (err instanceof HandoffError && err.code === 'agent_not_found') {

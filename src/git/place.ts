@@ -90,7 +90,7 @@ async function planPlacement(req: PlacementRequest, commits: CommitOracle): Prom
   const wantNew = req.newBranch !== undefined && req.newBranch !== false;
   // Where a new worktree of the source's branch would most likely go, looked at alongside the
   // reads below (newWorktreePath uses the answer when it picks that very path).
-  const likely = !wantNew && req.sourceBranch !== null ? `${worktreeHome(req.targetRepo)}/${branchSlug(req.sourceBranch)}` : null;
+  const likely = !wantNew && req.sourceBranch !== null ? firstWorktreePath(req.targetRepo, req.sourceBranch) : null;
   const likelyStat = likely ? target.stat(likely) : null;
   likelyStat?.catch(() => undefined);
   // Independent reads, asked together (refs are shared by every worktree of the repository).
@@ -230,6 +230,11 @@ function parents(p: string): string[] {
   return out;
 }
 
+/** A new worktree's path before any -2, -3… suffix: `<main>.worktrees/<slug>`. */
+function firstWorktreePath(mainPath: string, branch: string): string {
+  return `${worktreeHome(mainPath)}/${branchSlug(branch)}`;
+}
+
 async function newWorktreePath(target: Host, main: Worktree, worktrees: readonly Worktree[], branch: string, asked: { path: string; stat: Promise<FileStat | null> } | null): Promise<string> {
   const home = worktreeHome(main.path);
   for (const w of worktrees) {
@@ -239,7 +244,7 @@ async function newWorktreePath(target: Host, main: Worktree, worktrees: readonly
       });
     }
   }
-  const base = `${home}/${branchSlug(branch)}`;
+  const base = firstWorktreePath(main.path, branch);
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? base : `${base}-${n}`;
     if (worktrees.some((w) => w.path === candidate)) continue;

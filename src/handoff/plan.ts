@@ -130,6 +130,14 @@ export interface PlanInput {
   callerPane: string | undefined;
 }
 
+/**
+ * The source's herdr probe: quick (HerdrClient.reach) unless the source is also the target, whose
+ * CLI is needed after the agent has quit and so gets the full probe. Asked once per client.
+ */
+export function sourceHerdrProbe(sides: Sides): Promise<HerdrProbe> {
+  return sides.sameHost ? sides.source.herdr.probe() : sides.source.herdr.reach();
+}
+
 export async function buildPlan(input: PlanInput): Promise<Plan> {
   const { sides } = input;
   const { source, target } = sides;
@@ -138,7 +146,7 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
   // before the plan is returned. The source's is quick: a ping of its socket, after which the
   // reads go ahead (see HerdrClient.reach). herdr's findings explain any failure better than
   // what followed from them.
-  const sourceProbe = sides.sameHost ? source.herdr.probe() : source.herdr.reach();
+  const sourceProbe = sourceHerdrProbe(sides);
   const targetProbe = sides.sameHost ? sourceProbe : target.herdr.probe();
   const herdrChecked = Promise.all([sourceProbe, targetProbe]).then(([s, t]) => {
     requireHerdr(s, source);
@@ -234,7 +242,8 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const unit = await adapter.unit(source.host, session, sessionPlacement);
   if (!targetAgentCli) warnings.push(`The ${kind} CLI is not on the login PATH of ${target.host.label}; the agent will not start there.`);
   const early = await freeEarly;
-  requireSpace(target, early.root === sessionPlacement.configRoot ? early.free : await freeSpace(target, sessionPlacement.configRoot), unit);
+  if (early.root === sessionPlacement.configRoot) requireSpace(target, early.free, unit);
+  else await checkDisk(target, sessionPlacement.configRoot, unit);
   const [[sourceHerdr, targetHerdr], targetIntegration] = await Promise.all([herdrChecked, integrations.then(integrationOf)]);
   for (const p of new Set([sourceHerdr, targetHerdr])) if (p.version?.warning) warnings.push(p.version.warning);
 

@@ -218,8 +218,7 @@ export class HerdrClient {
     const info = await this.host.info().catch(() => null);
     const socket = info ? expectedSocket(info.loginEnv, info.home) : null;
     if (!socket) return null;
-    const request = JSON.stringify({ id: `agent-handoff:${++this.requests}`, method: 'ping', params: {} });
-    const pong = await socketRequest(this.host.connectSocket(socket), request, Math.min(this.timeoutMs, 10_000))
+    const pong = await socketRequest(this.host.connectSocket(socket), this.requestLine('ping', {}), this.socketTimeoutMs)
       .then((line) => PongResult.safeParse(JSON.parse(line)))
       .catch(() => null);
     if (!pong?.success || !checkHerdrVersion(pong.data.result.version).ok) return null;
@@ -239,8 +238,8 @@ export class HerdrClient {
   private async viaSocket<S extends z.ZodTypeAny>(method: string, params: Record<string, unknown>, schema: S, what: string): Promise<z.infer<S> | null> {
     const socket = this.socket;
     if (!socket) return null;
-    const request = JSON.stringify({ id: `agent-handoff:${++this.requests}`, method, params });
-    const timeoutMs = Math.min(this.timeoutMs, 10_000);
+    const request = this.requestLine(method, params);
+    const timeoutMs = this.socketTimeoutMs;
     let line: string;
     try {
       const spare = this.spare;
@@ -284,10 +283,9 @@ export class HerdrClient {
     } catch {
       return false;
     }
-    const request = JSON.stringify({ id: `agent-handoff:${++this.requests}`, method, params });
     let parsed: unknown;
     try {
-      parsed = JSON.parse(await socketRequest(Promise.resolve(connection), request, Math.min(this.timeoutMs, 10_000)));
+      parsed = JSON.parse(await socketRequest(Promise.resolve(connection), this.requestLine(method, params), this.socketTimeoutMs));
     } catch (err) {
       throw new HerdrError('herdr_failed', `herdr's ${what} got no answer on its socket: ${err instanceof Error ? err.message : String(err)}`, this.host.label);
     }
@@ -295,6 +293,16 @@ export class HerdrClient {
     if (failed.success) throw new HerdrError(failed.data.error.code, failed.data.error.message, this.host.label, FIXES[failed.data.error.code]);
     if (!OkResult.safeParse(parsed).success) throw new HerdrError('herdr_bad_output', `herdr's ${what} answered with unexpected JSON.`, this.host.label);
     return true;
+  }
+
+  /** One NDJSON request with this client's next id. */
+  private requestLine(method: string, params: Record<string, unknown>): string {
+    return JSON.stringify({ id: `agent-handoff:${++this.requests}`, method, params });
+  }
+
+  /** A socket request answers at once or not at all: its own, shorter bound. */
+  private get socketTimeoutMs(): number {
+    return Math.min(this.timeoutMs, 10_000);
   }
 
   private openSpare(socket: string): Promise<Duplex> {
