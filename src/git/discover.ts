@@ -67,7 +67,14 @@ export interface DiscoverResult {
   cache: 'hit' | 'pruned' | 'stale' | 'miss' | 'off';
   /** Roots searched (empty when the cache answered). */
   roots: string[];
+  /**
+   * The cache update, written off the critical path: settles when it is on disk (or failed — the
+   * cache only saves a search, so a failure is not the handoff's). Await it before closing the host.
+   */
+  saved: Promise<void>;
 }
+
+const NOTHING_TO_SAVE: Promise<void> = Promise.resolve();
 
 /** Remotes of a repository, with normalised keys ('origin' first). */
 export async function repoRemotes(host: Host, repo: string): Promise<RemoteOfRepo[]> {
@@ -154,17 +161,12 @@ async function runScan(target: Host, params: string[], timeoutMs: number): Promi
 }
 
 async function matching(target: Host, found: FoundRepo[], keys: ReadonlySet<string>): Promise<{ dir: string; remote: string }[]> {
-  const out: { dir: string; remote: string }[] = [];
-  for (const f of found) {
-    for (const url of f.urls) {
-      const key = await remoteKey(target, f.dir, url);
-      if (keys.has(key)) {
-        out.push({ dir: f.dir, remote: key });
-        break;
-      }
-    }
-  }
-  return out;
+  // Every URL's key at once: a local-path remote costs a realpath on the target.
+  const perRepo = await Promise.all(found.map((f) => Promise.all(f.urls.map((url) => remoteKey(target, f.dir, url)))));
+  return found.flatMap((f, i) => {
+    const key = perRepo[i]?.find((k) => keys.has(k));
+    return key === undefined ? [] : [{ dir: f.dir, remote: key }];
+  });
 }
 
 const DESCRIBE_SCRIPT = `for d do
@@ -265,7 +267,7 @@ export async function searchRoots(target: Host, explicit?: readonly string[]): P
     if (env) custom = env.split(':').filter(Boolean);
   }
   if (!custom?.length) {
-    const parsed = ConfigSchema.safeParse(await readJson(target, path.posix.join(await configDir(target), 'config.json')));
+    const parsed = ConfigSchema.safeParse(await configOf(target));
     if (parsed.success && parsed.data.roots?.length) custom = parsed.data.roots;
   }
   // maxdepth counts the `.git` entry: a repository N folders down has its .git at N + 1.
@@ -273,19 +275,36 @@ export async function searchRoots(target: Host, explicit?: readonly string[]): P
   return [...DEFAULT_ROOTS.map((r) => ({ depth: ROOT_DEPTH + 1, root: path.posix.join(info.home, r) })), { depth: HOME_DEPTH + 1, root: info.home }];
 }
 
-/** A read of the cache started before the search (see warmDiscovery), taken once. */
+/** Reads of the cache and the config started before the search (see warmDiscovery), each taken once. */
 const warmed = new WeakMap<Host, Promise<{ file: string; cache: Cache } | null>>();
+const warmedConfig = new WeakMap<Host, Promise<unknown>>();
 
 /**
- * Start reading the target's checkout cache now (it does not depend on the source): the next
- * discoverCheckout on this host takes the answer instead of asking again.
+ * Start reading the target's checkout cache and config now (they do not depend on the source),
+ * side by side: the next discoverCheckout on this host takes the answers instead of asking again.
+ * The config is only needed when the cache misses, but asking it costs no extra wait then.
  */
 export function warmDiscovery(target: Host): void {
-  const read = configDir(target).then(async (dir) => {
-    const file = path.posix.join(dir, 'repos.json');
+  const dir = configDir(target);
+  const read = dir.then(async (d) => {
+    const file = path.posix.join(d, 'repos.json');
     return { file, cache: await readCache(target, file) };
   });
   warmed.set(target, read.catch(() => null));
+  const config = dir.then((d) => readJson(target, path.posix.join(d, 'config.json')));
+  config.catch(() => undefined);
+  warmedConfig.set(target, config);
+}
+
+/** config.json's content (undefined when missing), from the warm-up read when there was one. */
+async function configOf(target: Host): Promise<unknown> {
+  const w = warmedConfig.get(target);
+  warmedConfig.delete(target);
+  if (w) {
+    const got = await w.then((v) => ({ v }), () => null);
+    if (got) return got.v;
+  }
+  return readJson(target, path.posix.join(await configDir(target), 'config.json'));
 }
 
 /** The cache, from the warm-up read when there was one (a failed one is asked again, to say why). */
@@ -301,12 +320,21 @@ async function readCache(target: Host, file: string): Promise<Cache> {
   return parsed.success ? parsed.data : { version: 1, remotes: {} };
 }
 
-/** Atomic: a temporary file in the same folder, then rename over the cache. */
-async function writeCache(target: Host, file: string, cache: Cache): Promise<void> {
-  await target.mkdirp(path.posix.dirname(file), 0o700);
+// The folder, a temporary file in it, then a rename over the cache: one program.
+const SAVE_SCRIPT = 'umask 077; mkdir -p -- "$1" && cat >"$2" && mv -f -- "$2" "$3" || { rm -f -- "$2"; exit 1; }';
+
+/**
+ * Atomic (temporary file, then rename), in one round trip, and not awaited by the search: the
+ * answer does not depend on it. Settles either way (a cache that cannot be written is only slower).
+ */
+function saveCache(target: Host, file: string, cache: Cache): Promise<void> {
   const tmp = `${file}.tmp-${randomBytes(6).toString('hex')}`;
-  await target.writeFile(tmp, JSON.stringify(cache, null, 2) + '\n', { mode: 0o600 });
-  await target.rename(tmp, file);
+  return target
+    .run(['/bin/sh', '-c', SAVE_SCRIPT, 'sh', path.posix.dirname(file), tmp, file], { stdin: JSON.stringify(cache, null, 2) + '\n' })
+    .then(
+      () => undefined,
+      () => undefined,
+    );
 }
 
 /** Find the target checkout of the source repository. */
@@ -334,7 +362,7 @@ export async function discoverCheckout(req: DiscoverRequest): Promise<DiscoverRe
         details: { dir, remotes: [...keys] },
       });
     }
-    return { checkout, checkouts: [checkout], via: 'dir', cache: 'off', roots: [] };
+    return { checkout, checkouts: [checkout], via: 'dir', cache: 'off', roots: [], saved: NOTHING_TO_SAVE };
   }
 
   const cacheFile = path.posix.join(await configDir(target), 'repos.json');
@@ -350,8 +378,8 @@ export async function discoverCheckout(req: DiscoverRequest): Promise<DiscoverRe
     if (checkouts.length > 0) {
       const kept = checkouts.map((c) => c.path);
       const pruned = kept.length !== cached.length || kept.some((p) => !cached.includes(p));
-      if (pruned && !req.dryRun) await writeCache(target, cacheFile, withEntry(cache, primary, kept));
-      return { checkout: checkouts[0] as TargetCheckout, checkouts, via: 'cache', cache: pruned ? 'pruned' : 'hit', roots: [] };
+      const saved = pruned && !req.dryRun ? saveCache(target, cacheFile, withEntry(cache, primary, kept)) : NOTHING_TO_SAVE;
+      return { checkout: checkouts[0] as TargetCheckout, checkouts, via: 'cache', cache: pruned ? 'pruned' : 'hit', roots: [], saved };
     }
     cacheState = 'stale';
   }
@@ -360,17 +388,16 @@ export async function discoverCheckout(req: DiscoverRequest): Promise<DiscoverRe
   const found = await runScan(target, ['scan', ...roots.flatMap((r) => [String(r.depth), r.root])], timeoutMs);
   const unique = [...new Map(found.map((f) => [f.dir, f])).values()];
   const checkouts = await describe(target, await matching(target, unique, keys), req.branch);
-  if (!req.dryRun && (checkouts.length > 0 || cacheState === 'stale')) {
-    await writeCache(target, cacheFile, withEntry(cache, primary, checkouts.map((c) => c.path)));
-  }
+  const saved = !req.dryRun && (checkouts.length > 0 || cacheState === 'stale') ? saveCache(target, cacheFile, withEntry(cache, primary, checkouts.map((c) => c.path))) : NOTHING_TO_SAVE;
   const best = checkouts[0];
   if (!best) {
+    await saved;
     throw new HandoffError('repo_not_found', `No checkout of ${primary} was found on ${target.label}.`, {
       fix: `Clone it on ${target.label} (git clone ${req.remotes[0]?.url ?? primary}) or name it with --dir; search roots can be set with AGENT_HANDOFF_ROOTS or ~/.config/agent-handoff/config.json.`,
       details: { remote: primary, roots: roots.map((r) => r.root) },
     });
   }
-  return { checkout: best, checkouts, via: 'scan', cache: cacheState, roots: roots.map((r) => r.root) };
+  return { checkout: best, checkouts, via: 'scan', cache: cacheState, roots: roots.map((r) => r.root), saved };
 }
 
 function withEntry(cache: Cache, key: string, paths: string[]): Cache {

@@ -123,6 +123,32 @@ const WORKING_TREE_SCRIPT = [
   'rm -f -- "$t"; exit $rc',
 ].join('\n');
 
+/**
+ * HEAD and the working tree (as `workingTree` writes it) of the checkout at `worktree`, in one
+ * program: the git folder is asked there too, so a remote check costs one round trip, not two.
+ */
+export async function headAndWorkingTree(host: Host, worktree: string): Promise<{ head: string; tree: string }> {
+  const r = await host.run(['/bin/sh', '-c', HEAD_AND_TREE_SCRIPT, 'sh', path.posix.basename(tempName('/', 'index')), ...GIT_BASE_CONFIG], { cwd: worktree, env: GIT_BASE_ENV });
+  if (r.exitCode === INDEX_COPY_FAILED) {
+    throw new HandoffError('git_failed', `Could not copy the git index of ${worktree} on ${host.label}: ${r.stderr.trim()}`, { fix: 'Check the permissions of the repository folder.' });
+  }
+  if (r.exitCode !== 0) throw gitFailed(host, worktree, ['add', '-A', '--', ':/'], r);
+  const [head = '', tree = ''] = r.stdout.trim().split('\n');
+  return { head, tree };
+}
+
+/** $1 the temporary index's name (in the git folder), then git's base options. As WORKING_TREE_SCRIPT, after HEAD. */
+const HEAD_AND_TREE_SCRIPT = [
+  'n=$1; shift',
+  'g=$(git "$@" rev-parse --absolute-git-dir) && h=$(git "$@" rev-parse --verify -q HEAD) || exit 1',
+  'i=$g/index; t=$g/$n',
+  `if [ -e "$i" ]; then cp -p -- "$i" "$t" || exit ${INDEX_COPY_FAILED}; fi`,
+  'GIT_INDEX_FILE=$t; export GIT_INDEX_FILE',
+  'w=$(git "$@" add -A -- :/ && git "$@" write-tree); rc=$?',
+  'rm -f -- "$t"; [ "$rc" -eq 0 ] || exit "$rc"',
+  'printf "%s\\n%s\\n" "$h" "$w"',
+].join('\n');
+
 /** Snapshot the uncommitted work of the checkout containing `cwd`. Changes nothing the user sees. */
 export async function snapshot(host: Host, cwd: string): Promise<Snapshot> {
   return snapshotOf(host, await repoLayout(host, cwd));

@@ -4,10 +4,9 @@
 import { HandoffError } from '../errors.js';
 import { HerdrError } from '../herdr/client.js';
 import { place } from '../git/place.js';
-import { snapshot, workingTree, type Snapshot } from '../git/snapshot.js';
+import { headAndWorkingTree, snapshot, type Snapshot } from '../git/snapshot.js';
 import { prepareStash, stashSourceChanges, type StashResult } from '../git/stash.js';
 import { targetTips, transfer, type TransferResult } from '../git/transfer.js';
-import { git } from '../git/git.js';
 import type { Progress } from '../progress.js';
 import os from 'node:os';
 import { copySessionUnit } from './session-copy.js';
@@ -258,10 +257,7 @@ async function verify(plan: Plan, sides: Sides, snap: Snapshot, worktree: string
   const { target } = sides;
   // The four checks are independent: ask them all at once (one round trip each, side by side).
   const [tgt, copy, leftovers, agents] = await Promise.all([
-    (async () => {
-      const [head, gitDir] = (await git(target.host, worktree, ['rev-parse', 'HEAD', '--absolute-git-dir'])).stdout.trim().split('\n');
-      return { head: head ?? '', tree: await workingTree(target.host, { repoRoot: worktree, gitDir: gitDir ?? '' }) };
-    })(),
+    headAndWorkingTree(target.host, worktree),
     sessionInPlace(target.host, session),
     // No source path may be left in the rewritten files (verbatim ones hold user content).
     sourcePathsLeft(target.host, session, plan.snapshot.repoRoot, worktree),

@@ -288,6 +288,7 @@ async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayou
         if (opts.dir) throw err;
         return null;
       });
+      if (found) sides.background(found.saved);
       const others = found?.checkouts.filter((c) => !c.worktrees.some((w) => w.path === snap.repoRoot)) ?? [];
       // --dir inside the agent's own repository (a subfolder, a linked worktree): say so rather
       // than quietly making a new worktree instead of what was named.
@@ -307,6 +308,7 @@ async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayou
     });
   }
   const found = await discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun });
+  sides.background(found.saved);
   return { discovery: found, targetRepo: found.checkout.path, otherCheckouts: found.checkouts.slice(1).map((c) => c.path), newBranch: opts.newBranch };
 }
 

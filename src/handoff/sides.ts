@@ -22,6 +22,8 @@ export interface Sides {
   target: Side;
   /** Same machine on both sides (--here, or a target that is the source). */
   sameHost: boolean;
+  /** Work left running off the critical path (a cache write): close() waits for it first. */
+  background(work: Promise<unknown>): void;
   close(): Promise<void>;
 }
 
@@ -42,11 +44,16 @@ export async function openSides(opts: SendOptions): Promise<Sides> {
     const herdrTimeout = { timeoutMs: opts.timeoutS * 1000 };
     const source: Side = { role: 'source', spec: sourceSpec, host: sourceHost, herdr: new HerdrClient(sourceHost, herdrTimeout), info: sourceInfo };
     const target: Side = targetHost === sourceHost ? { ...source, role: 'target', spec: targetSpec } : { role: 'target', spec: targetSpec, host: targetHost, herdr: new HerdrClient(targetHost, herdrTimeout), info: targetInfo };
+    const pending: Promise<unknown>[] = [];
     return {
       source,
       target,
       sameHost: targetHost === sourceHost,
+      background: (work) => {
+        pending.push(work.catch(() => undefined));
+      },
       close: async () => {
+        await Promise.all(pending);
         await Promise.all(opened.map((h) => h.close()));
       },
     };

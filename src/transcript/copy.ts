@@ -183,6 +183,19 @@ const PREFIX_HASH_SCRIPT = [
 
 /** $1 mode (octal), $2 file, $3 ISO time for atime and mtime, $4 where to rename it ('' = stay). */
 const INSTALL_SCRIPT = 'chmod -- "$1" "$2" && touch -a -d "$3" -- "$2" && touch -m -d "$3" -- "$2" && { [ -z "$4" ] || mv -f -- "$2" "$4"; }';
+/** The same, after writing stdin to $2 (private until the chmod); nothing is left behind on failure. */
+const WRITE_AND_INSTALL_SCRIPT = `umask 077; { cat >"$2" && ${INSTALL_SCRIPT}; } || { rm -f -- "$2"; exit 1; }`;
+
+/** Mode and times to give a written file, and where to rename it ('' = it stays where written). */
+interface Install {
+  mode: number;
+  mtimeMs: number;
+  to: string;
+}
+
+function installArgs(i: Install, file: string): string[] {
+  return [i.mode.toString(8), file, new Date(i.mtimeMs).toISOString(), i.to];
+}
 
 async function runOk(host: Host, argv: string[], what: string): Promise<void> {
   const r = await host.run(argv);
@@ -236,10 +249,23 @@ class TempFile {
     for (const c of this.held.splice(0)) await write(this.out.stream, c);
   }
 
-  async finish(): Promise<void> {
-    if (!this.out) return this.target.writeFile(this.path, Buffer.concat(this.held), { mode: this.mode });
+  /**
+   * Close the file. With `install`, a small file is written, given its mode and times and renamed
+   * in the same program (one round trip for the whole file); returns whether that was done.
+   */
+  async finish(install?: Install): Promise<boolean> {
+    if (!this.out) {
+      if (!install) {
+        await this.target.writeFile(this.path, Buffer.concat(this.held), { mode: this.mode });
+        return false;
+      }
+      const r = await this.target.run(['/bin/sh', '-c', WRITE_AND_INSTALL_SCRIPT, 'sh', ...installArgs(install, this.path)], { stdin: Buffer.concat(this.held) });
+      if (r.exitCode !== 0) throw new HandoffError('copy_failed', `Writing ${install.to || this.path} failed on ${this.target.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`);
+      return true;
+    }
     this.out.stream.end();
     await this.out.done;
+    return false;
   }
 
   /** Stop writing and remove whatever was written. */
@@ -250,12 +276,16 @@ class TempFile {
   }
 }
 
-/** Write the whole (rewritten) entry into a temp file beside `file`; returns its hash and size. */
-async function writeWhole(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, file: string, tag: string) {
+/**
+ * Write the whole (rewritten) entry into a temp file beside `file`; returns its hash and size, and
+ * whether `install` was done with the write (small files; see TempFile.finish).
+ */
+async function writeWhole(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, file: string, tag: string, install?: Install) {
   const { stream, counted } = await sourceBytes(req, matcher, e);
   const out = new TempFile(req.target, file, tag, e.mode & 0o7777);
   const hash = createHash('sha256');
   let size = 0;
+  let installed = false;
   try {
     await pipeline(stream, async (src: AsyncIterable<Buffer>) => {
       for await (const chunk of src) {
@@ -264,12 +294,12 @@ async function writeWhole(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntr
         await out.write(chunk);
       }
     });
-    await out.finish();
+    installed = await out.finish(install);
   } catch (err) {
     await out.abort();
     throw err;
   }
-  return { tmp: out.path, sha256: hash.digest('hex'), size, replacements: counted() };
+  return { tmp: out.path, sha256: hash.digest('hex'), size, replacements: counted(), installed };
 }
 
 type Extend =
@@ -349,8 +379,7 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
     const mode = e.mode & 0o7777;
     // Mode and times, then (when `to` is given) the atomic rename into place: one program.
     const finish = async (p: string, to = '') => {
-      const iso = new Date(e.mtimeMs).toISOString();
-      await runOk(target, ['/bin/sh', '-c', INSTALL_SCRIPT, 'sh', mode.toString(8), p, iso, to], `Installing ${file}`);
+      await runOk(target, ['/bin/sh', '-c', INSTALL_SCRIPT, 'sh', ...installArgs({ mode, mtimeMs: e.mtimeMs, to }, p)], `Installing ${file}`);
     };
 
     if (existing && existing.size > 0) {
@@ -383,8 +412,8 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
       continue;
     }
 
-    const w = await writeWhole(req, matcher, e, file, tag);
-    await finish(w.tmp, file);
+    const w = await writeWhole(req, matcher, e, file, tag, { mode, mtimeMs: e.mtimeMs, to: file });
+    if (!w.installed) await finish(w.tmp, file);
     const previous = existing ? { size: 0, mode: existing.mode, mtimeMs: existing.mtimeMs } : null;
     record.files.push({ path: file, action: existing ? 'overwritten' : 'created', sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup: null, replacements: w.replacements });
   }

@@ -132,6 +132,7 @@ describe('discoverCheckout', () => {
     expect(fs.existsSync(path.join(w.home, 'src', 'pwned'))).toBe(false);
 
     const first = await discoverCheckout({ target: w.host, remotes, branch: 'feature' });
+    await first.saved;
     expect(first).toMatchObject({ via: 'scan', cache: 'miss' });
     expect(JSON.parse(fs.readFileSync(w.cacheFile, 'utf8')).remotes[remotes[0]?.key ?? ''].paths.length).toBe(5);
 
@@ -143,6 +144,7 @@ describe('discoverCheckout', () => {
     fs.rmSync(w.repos.deep, { recursive: true });
     g(w.repos.src, 'remote', 'set-url', 'origin', 'https://example.invalid/else.git');
     const pruned = await discoverCheckout({ target: w.host, remotes, branch: 'feature' });
+    await pruned.saved;
     expect(pruned).toMatchObject({ via: 'cache', cache: 'pruned' });
     expect(pruned.checkouts.map((c) => c.path).sort()).toEqual([w.repos.team, w.repos.atHome, w.repos.hostile].sort());
     expect(JSON.parse(fs.readFileSync(w.cacheFile, 'utf8')).remotes[remotes[0]?.key ?? ''].paths.length).toBe(3);
@@ -156,6 +158,7 @@ describe('discoverCheckout', () => {
     fs.writeFileSync(w.cacheFile, JSON.stringify({ version: 1, remotes: { [key]: { paths: [path.join(w.home, 'gone')], updatedAt: 'x' } } }));
     const remotes: RemoteOfRepo[] = [{ name: 'origin', url: 'https://github.com/owner/proj', key }];
     const res = await discoverCheckout({ target: w.host, remotes, branch: null });
+    await res.saved;
     expect(res).toMatchObject({ via: 'scan', cache: 'stale' });
     expect(res.checkouts).toHaveLength(5);
     expect(JSON.parse(fs.readFileSync(w.cacheFile, 'utf8')).remotes[key].paths).not.toContain(path.join(w.home, 'gone'));

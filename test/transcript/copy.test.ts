@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HandoffError } from '../../src/errors.js';
 import { LocalHost } from '../../src/host/local.js';
+import type { RunOptions } from '../../src/host/host.js';
 import { copyUnit, destinationUnder, discardBackups, remotePrefixHash, undoCopy, verifyCopy, type CopyEntry } from '../../src/transcript/copy.js';
 import { buildRewritePlan, rewriteBuffer } from '../../src/transcript/rewrite.js';
 import { createHash } from 'node:crypto';
@@ -32,6 +33,15 @@ interface World {
 /** A LocalHost that counts the bytes written through writeStream and writeFile (what would cross the wire). */
 class CountingHost extends LocalHost {
   written = 0;
+  /** Programs that were given bytes on stdin (a small file is written and installed by one). */
+  fedPrograms = 0;
+  override async run(argv: readonly string[], opts?: RunOptions) {
+    if (Buffer.isBuffer(opts?.stdin)) {
+      this.written += opts.stdin.length;
+      this.fedPrograms++;
+    }
+    return super.run(argv, opts);
+  }
   override async writeFile(p: string, data: string | Buffer, opts?: { mode?: number }) {
     this.written += Buffer.byteLength(data);
     return super.writeFile(p, data, opts);
@@ -135,6 +145,10 @@ describe('copyUnit between two hosts', () => {
     expect(fs.readFileSync(path.join(root, 'small.jsonl'))).toEqual(rewritten(LINES.join('')));
     expect(fs.readFileSync(path.join(root, 'big.jsonl'))).toEqual(rewritten(big));
     expect(target.written).toBe(rewritten(LINES.join('')).length + rewritten(big).length);
+    // The small file: written, given its mode and times, and renamed into place by one program.
+    expect(target.fedPrograms).toBe(1);
+    expect(modeOf(path.join(root, 'small.jsonl'))).toBe(0o600);
+    expect(fs.statSync(path.join(root, 'small.jsonl')).mtimeMs).toBe(MTIME);
   });
 
   it('is unchanged on a second run, and appends only the new tail when the session comes back longer', async () => {
