@@ -15,6 +15,13 @@ export function createProgress(out: NodeJS.WritableStream & { isTTY?: boolean },
     if (!opts.quiet) out.write(s);
   };
   const stamp = () => new Date().toISOString().slice(11, 19);
+  // On a TTY one spinner line shows every step running now (some run side by side).
+  const spinning = out.isTTY === true && !opts.quiet;
+  const active: string[] = [];
+  let frame = 0;
+  let timer: NodeJS.Timeout | undefined;
+  // The line only grows between finishes (each ends its own line), so nothing needs erasing.
+  const draw = () => write(`\r${FRAMES[frame++ % FRAMES.length]} ${active.join(' · ')}`);
   return {
     timings,
     note(text) {
@@ -22,20 +29,29 @@ export function createProgress(out: NodeJS.WritableStream & { isTTY?: boolean },
     },
     async step(name, fn) {
       const started = Date.now();
-      let timer: NodeJS.Timeout | undefined;
-      if (out.isTTY && !opts.quiet) {
-        let i = 0;
-        timer = setInterval(() => write(`\r${FRAMES[i++ % FRAMES.length]} ${name}`), 100);
-        timer.unref();
+      if (spinning) {
+        active.push(name);
+        if (!timer) {
+          timer = setInterval(draw, 100);
+          timer.unref();
+        }
       } else {
         write(`${stamp()} ${name} …\n`);
       }
       const finish = (ok: boolean) => {
-        if (timer) clearInterval(timer);
         const ms = Date.now() - started;
         timings.push({ step: name, ms, ok });
         const secs = (ms / 1000).toFixed(1);
-        write(out.isTTY ? `\r${ok ? '✓' : '✗'} ${name} (${secs}s)\x1b[K\n` : `${stamp()} ${name} ${ok ? 'done' : 'FAILED'} (${secs}s)\n`);
+        if (!spinning) {
+          write(`${stamp()} ${name} ${ok ? 'done' : 'FAILED'} (${secs}s)\n`);
+          return;
+        }
+        active.splice(active.indexOf(name) >>> 0, 1);
+        if (active.length === 0 && timer) {
+          clearInterval(timer);
+          timer = undefined;
+        }
+        write(`\r${ok ? '✓' : '✗'} ${name} (${secs}s)\x1b[K\n`);
       };
       try {
         const r = await fn();

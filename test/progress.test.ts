@@ -46,6 +46,17 @@ describe('progress', () => {
     expect(p.timings[0]!.ms).toBeGreaterThanOrEqual(340);
   });
 
+  it('on a terminal: steps side by side share one spinner line, each marked when it ends', async () => {
+    const out = new FakeStream(true);
+    const p = createProgress(out, { quiet: false });
+    await Promise.all([p.step('placing main', () => pause(250)), p.step('copying the pi session', () => pause(450))]);
+    expect(out.chunks.some((c) => /^\r[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] placing main · copying the pi session$/.test(c))).toBe(true);
+    // After the first ends, the spinner goes on with the other only.
+    const afterFirst = out.text.slice(out.text.indexOf('✓ placing main'));
+    expect(afterFirst).toMatch(/\r[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] copying the pi session\r✓ copying the pi session/);
+    expect(p.timings.map((t) => t.step)).toEqual(['placing main', 'copying the pi session']);
+  });
+
   it('not a terminal: one timestamped line when a step starts and one when it ends', async () => {
     const out = new FakeStream(false);
     const p = createProgress(out, { quiet: false });

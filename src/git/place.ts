@@ -39,8 +39,8 @@ export interface PlacementRequest {
   sourceBranch: string | null;
   /** true → a new branch `handoff/<id>`; a string → a new branch of that name; suffixed -2, -3… if taken. */
   newBranch?: boolean | string;
-  /** `place` only: awaited after its read-only check and before its first change (e.g. a journal write). */
-  beforeChanges?: () => Promise<void>;
+  /** `place` only: awaited after its read-only check and before its first change (e.g. a journal write), with what it will do. */
+  beforeChanges?: (plan: PlacementPlan) => Promise<void>;
 }
 
 export interface PlacementPlan {
@@ -303,7 +303,7 @@ export async function place(req: PlacementRequest): Promise<PlacementRecord> {
       wip: req.wip,
       actions: [],
     };
-    await req.beforeChanges?.();
+    await req.beforeChanges?.(plan);
     try {
       await execute(target, plan, record);
     } catch (err) {

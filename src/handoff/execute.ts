@@ -117,14 +117,41 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
 
   let sourceAtShell = false;
   const restartArgs = adapter.resumeArgv(plan.sourceHandle, opts.agentArgs).slice(1);
-  // Read-only and independent of the snapshot: asked while the agent quits.
+  // Read-only and independent of the snapshot: asked while the agent quits. The session's
+  // destinations as planned (the copy checks they are still the ones it writes).
   const tipsEarly = targetTips(target.host, plan.placement.repo);
   tipsEarly.catch(() => undefined);
+  const plannedRoot = plan.sessionPlacement.configRoot;
+  const earlyLook = lookAtDestinations(target.host, plannedRoot, plan.unit.map((e) => destinationUnder(plannedRoot, e.dest))).catch(() => null);
+  const targetState = hostStateDir(target.info);
+  const markerFile = markerPath(targetState, plan.id);
+  let markerWritten: Promise<unknown> | null = null;
   const quit = await step('quit', `quitting the ${plan.kind} agent`, async () => {
     // Recorded before the keys go out: a controller killed mid-quit leaves a journal from which
     // `recover` restarts the agent (or clears the typed quit text) instead of "nothing changed".
     record({ kind: 'quit', pane: agent.pane_id, name: agent.name ?? null, agentKind: adapter.herdrKind, restartArgs });
+    // The incoming marker (the target may hold something of this handoff from the transfer on)
+    // is written while the agent quits; the transfer waits for it.
+    record({ kind: 'marker', path: markerFile });
+    markerWritten = writeMarker(target.host, targetState, {
+      id: plan.id,
+      controller: os.hostname(),
+      pid: process.pid,
+      from: source.host.label,
+      to: target.host.label,
+      agent: agent.name ?? agent.pane_id,
+      kind: plan.kind,
+      started: new Date().toISOString(),
+      repo: plan.placement.repo,
+      branch: plan.placement.branch,
+      worktree: plan.placement.worktree,
+    });
+    markerWritten.catch(() => undefined);
     return quitAgent(source.herdr, agent.pane_id, plan.kind, adapter.quit, adapter.classifyScreen, { timeoutMs: opts.timeoutS * 1000 });
+  }).catch(async (err: unknown) => {
+    // The agent did not quit: nothing else was changed, and the marker goes again.
+    await (markerWritten as Promise<unknown> | null)?.then(() => target.host.remove(markerFile)).catch(() => undefined);
+    throw err;
   });
 
   try {
@@ -133,32 +160,18 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       record({ kind: 'snapshot', head: s.head, wip: s.snapshot, fingerprint: s.fingerprint, repo: s.repoRoot });
       return s;
     });
-    // Built now, used at the end: the stash commit costs a dozen local git runs that would
-    // otherwise come after the target is verified.
-    const preparedStash = opts.keepSourceChanges ? undefined : prepareStash(source.host, snap, plan.id, target.host.label);
     const targetRepo = plan.placement.repo;
-    const targetState = hostStateDir(target.info);
     const moved = await step('transfer', `sending commits to ${target.host.label}`, async () => {
       // The marker goes first: from here on the target may hold something of this handoff.
-      const markerFile = markerPath(targetState, plan.id);
-      record({ kind: 'marker', path: markerFile });
-      await writeMarker(target.host, targetState, {
-        id: plan.id,
-        controller: os.hostname(),
-        pid: process.pid,
-        from: source.host.label,
-        to: target.host.label,
-        agent: agent.name ?? agent.pane_id,
-        kind: plan.kind,
-        started: new Date().toISOString(),
-        repo: plan.placement.repo,
-        branch: plan.placement.branch,
-        worktree: plan.placement.worktree,
-      });
+      await markerWritten;
       record({ kind: 'refs', targetRepo, id: plan.id });
       return transfer({ source: source.host, sourceRepo: snap.repoRoot, target: target.host, targetRepo, id: plan.id, head: snap.head, wip: snap.snapshot, timeoutMs: opts.timeoutS * 1000, targetTips: tipsEarly });
     });
-    const placement = await step('place', `placing ${snap.branch ?? 'the work'} on ${target.host.label}`, async () => {
+    // The session copy runs beside place: it needs only the worktree's path, which place knows
+    // once it has checked the target (before its first change). Its look at the destinations was
+    // asked while the agent quit.
+    const worktreeOf = deferred<string>();
+    const placing = step('place', `placing ${snap.branch ?? 'the work'} on ${target.host.label}`, async () => {
       // The plan's placement with this run's snapshot (the plan's own snapshot commit never left).
       // Its intent is read while place checks the target, and journaled before place changes it.
       const intent = placementIntent(target.host, { ...plan.placement, head: snap.head, wip: snap.snapshot });
@@ -171,24 +184,52 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         wip: snap.snapshot,
         sourceBranch: snap.branch,
         newBranch: plan.placement.branch !== snap.branch || opts.newBranch,
-        beforeChanges: async () => record(await intent),
+        beforeChanges: async (planned) => {
+          record(await intent);
+          worktreeOf.resolve(planned.worktree);
+        },
       });
       record({ kind: 'placement', record: rec });
       return rec;
     });
-    const targetCwd = snap.relativeCwd ? `${placement.worktree}/${snap.relativeCwd}` : placement.worktree;
-    const sessionPlacement = adapter.placement(plan.session, { ...plan.targetCtx, cwd: targetCwd });
-    const copied = await step('session', `copying the ${plan.kind} session`, async () => {
-      const unit = await adapter.unit(source.host, plan.session, sessionPlacement);
-      // One look at the destinations serves the intent and the copy.
-      const root = sessionPlacement.configRoot;
-      const looked = lookAtDestinations(target.host, root, unit.map((e) => destinationUnder(root, e.dest)));
-      looked.catch(() => undefined);
-      record(await sessionIntent(looked, unit, sessionCopyTag(plan.id)));
-      const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: snap, targetWorktree: placement.worktree, looked });
-      record({ kind: 'session_copy', record: out });
-      return out;
-    });
+    placing.catch((err: unknown) => worktreeOf.reject(err));
+    const copying = worktreeOf.promise.then((worktree) =>
+      step('session', `copying the ${plan.kind} session`, async () => {
+        const sessionPlacement = adapter.placement(plan.session, { ...plan.targetCtx, cwd: cwdIn(worktree, snap.relativeCwd) });
+        const unit = await adapter.unit(source.host, plan.session, sessionPlacement);
+        // One look at the destinations serves the intent and the copy (the early one when it is for these).
+        const root = sessionPlacement.configRoot;
+        const dests = unit.map((e) => destinationUnder(root, e.dest));
+        const early = await earlyLook;
+        const looked = early && early.root === root && early.dests.join('\0') === dests.join('\0') ? Promise.resolve(early) : lookAtDestinations(target.host, root, dests);
+        looked.catch(() => undefined);
+        record(await sessionIntent(looked, unit, sessionCopyTag(plan.id)));
+        const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: snap, targetWorktree: worktree, looked });
+        record({ kind: 'session_copy', record: out });
+        return { out, sessionPlacement };
+      }),
+    );
+    // Both settle before anything else happens (a rollback must see both records).
+    const [placed, copiedAs] = await Promise.allSettled([placing, copying]);
+    if (placed.status === 'rejected') {
+      current = 'place';
+      throw placed.reason;
+    }
+    if (copiedAs.status === 'rejected') {
+      current = 'session';
+      throw copiedAs.reason;
+    }
+    const placement = placed.value;
+    const { out: copied, sessionPlacement } = copiedAs.value;
+    const targetCwd = cwdIn(placement.worktree, snap.relativeCwd);
+    // The target's files are checked while the agent starts there (the check reads git and the
+    // session files only); its answer is awaited by the verify step, after the start.
+    const filesChecked = checkTargetFiles(plan, sides, snap, placement.worktree, copied);
+    filesChecked.catch(() => undefined);
+    // Built while the agent starts on the target, used at the end: the stash commit costs a dozen
+    // local git runs that would otherwise come after the target is verified.
+    const preparedStash = opts.keepSourceChanges ? undefined : prepareStash(source.host, snap, plan.id, target.host.label);
+    preparedStash?.catch(() => undefined);
     const integrationInstalled = await step('integration', 'checking the herdr integration on the target', async () => {
       if (plan.targetIntegration?.status === 'current') return false;
       await target.herdr.integrationInstall(adapter.integration);
@@ -215,7 +256,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         onWorkspace: (workspace, pane) => record({ kind: 'workspace', workspace, pane }),
       });
     });
-    const verified = await step('verify', 'verifying the target', async () => verify(plan, sides, snap, placement.worktree, started, copied));
+    const verified = await step('verify', 'verifying the target', async () => verify(plan, sides, started, filesChecked));
     const stash = await step('stash', 'stashing the changes at the source', async () => {
       const [s] = await Promise.all([
         stashSourceChanges({ host: source.host, snapshot: snap, id: plan.id, targetLabel: target.host.label, keepSourceChanges: opts.keepSourceChanges, ...(preparedStash ? { prepared: preparedStash } : {}) }),
@@ -252,16 +293,18 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
   }
 }
 
-/** Before ok: the target has exactly what left the source, and the agent lives there. */
-async function verify(plan: Plan, sides: Sides, snap: Snapshot, worktree: string, started: StartResult, session: CopyRecord): Promise<string[]> {
+/**
+ * The target holds exactly what left the source: HEAD, the files, the session files (as written,
+ * with no source path left in the rewritten ones). Returns the checks that held.
+ */
+async function checkTargetFiles(plan: Plan, sides: Sides, snap: Snapshot, worktree: string, session: CopyRecord): Promise<string[]> {
   const { target } = sides;
-  // The four checks are independent: ask them all at once (one round trip each, side by side).
-  const [tgt, copy, leftovers, agents] = await Promise.all([
+  // Independent: asked all at once (one round trip each, side by side).
+  const [tgt, copy, leftovers] = await Promise.all([
     headAndWorkingTree(target.host, worktree),
     sessionInPlace(target.host, session),
     // No source path may be left in the rewritten files (verbatim ones hold user content).
     sourcePathsLeft(target.host, session, plan.snapshot.repoRoot, worktree),
-    target.herdr.agentList(),
   ]);
   const checks: string[] = [];
   if (tgt.head !== snap.head) throw new HandoffError('verify_failed', `HEAD of ${worktree} on ${target.host.label} is ${tgt.head.slice(0, 12)}, not the source's ${snap.head.slice(0, 12)}.`);
@@ -271,9 +314,14 @@ async function verify(plan: Plan, sides: Sides, snap: Snapshot, worktree: string
   if (copy.length > 0) throw new HandoffError('verify_failed', `Session files on ${target.host.label} do not start with what was written: ${copy.join(', ')}.`);
   if (leftovers.length > 0) throw new HandoffError('verify_failed', `Session files on ${target.host.label} still name the source repository ${plan.snapshot.repoRoot}: ${leftovers.join(', ')}.`);
   checks.push(`${session.files.length} session files in place, hashes match, no source path left`);
-  if (!agents.some((a) => a.pane_id === started.pane)) throw new HandoffError('start_failed', `The ${plan.kind} agent is no longer running on ${target.host.label}.`);
-  checks.push('agent alive in herdr');
   return checks;
+}
+
+/** Before ok: the files checked (see checkTargetFiles), and the agent lives on the target. */
+async function verify(plan: Plan, sides: Sides, started: StartResult, filesChecked: Promise<string[]>): Promise<string[]> {
+  const [checks, agents] = await Promise.all([filesChecked, sides.target.herdr.agentList()]);
+  if (!agents.some((a) => a.pane_id === started.pane)) throw new HandoffError('start_failed', `The ${plan.kind} agent is no longer running on ${sides.target.host.label}.`);
+  return [...checks, 'agent alive in herdr'];
 }
 
 /**
@@ -296,6 +344,23 @@ async function sourcePathsLeft(host: Host, session: CopyRecord, sourceRoot: stri
   const patterns = [`${sourceRoot}/`, `${sourceRoot}"`, `${sourceRoot}\\`].join('\n');
   const r = await host.run(['grep', '-l', '-F', '-e', patterns, '--', ...files]);
   return r.exitCode === 0 ? r.stdout.split('\n').filter(Boolean) : [];
+}
+
+/** The agent's cwd in a worktree: the worktree plus the cwd relative to the repo root. */
+function cwdIn(worktree: string, relativeCwd: string): string {
+  return relativeCwd ? `${worktree}/${relativeCwd}` : worktree;
+}
+
+/** A promise with its resolve and reject at hand. */
+function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
 }
 
 /** The temp-name tag copySessionUnit gives the session copy (src/handoff/session-copy.ts). */

@@ -285,7 +285,7 @@ async function writeWhole(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntr
   const out = new TempFile(req.target, file, tag, e.mode & 0o7777);
   const hash = createHash('sha256');
   let size = 0;
-  let installed = false;
+  let installed: boolean;
   try {
     await pipeline(stream, async (src: AsyncIterable<Buffer>) => {
       for await (const chunk of src) {
