@@ -5,7 +5,9 @@
 // the ratios ours/baseline of the medians. One JSON object on stdout, a table on stderr.
 //   npm run bench                                   # 3 runs each, 25 ms each way
 //   AH_BENCH_RUNS=5 AH_BENCH_DELAY_MS=50 node dist/bench/handoff.js
-//   AH_BENCH_TRACE=1 …                              # + agent-handoff's host calls per step
+//   AH_BENCH_TRACE=1 …                              # + agent-handoff's host calls per step (runs the
+//                                                   #   compiled modules, not the bundle: slower start-up)
+//   AH_BENCH_PROFILE=/tmp/prof …                    # + a V8 CPU profile of each agent-handoff run
 // Needs root and the world (`npm run world -- up`, or it is set up here).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -84,7 +86,11 @@ interface VariantRun {
 async function runOurs(world: World, link: Link, agentName: string, trace: boolean): Promise<VariantRun> {
   const laptop = world.users.laptop!;
   const env = { ...world.fastEnv, ...(trace ? { NODE_OPTIONS: `--import=${path.join(repoRoot(), 'dist', 'bench', 'trace-hook.js')}` } : {}) };
-  const run = await runTimed(laptop, [process.execPath, world.app, 'send', agentName, link.alias, '--no-focus'], { env });
+  // AH_BENCH_PROFILE=<folder>: a V8 CPU profile of each agent-handoff run (open it in Chrome's DevTools).
+  const profile = process.env.AH_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.AH_BENCH_PROFILE}`] : [];
+  // The trace hook wraps the compiled modules' classes: traced runs load those, not the bundle.
+  const cli = trace ? ['-e', `import(${JSON.stringify(path.join(repoRoot(), 'dist', 'src', 'cli.js'))}).then((m) => m.main(process.argv.slice(1)))`] : [world.app];
+  const run = await runTimed(laptop, [process.execPath, ...profile, ...cli, 'send', agentName, link.alias, '--no-focus'], { env });
   const last = run.stdout.trim().split('\n').pop() ?? '';
   let json: { ok?: boolean; target_worktree?: string; target_agent?: { pane: string; workspace: string }; steps?: { step: string; ms: number }[] };
   try {

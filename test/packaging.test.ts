@@ -46,16 +46,16 @@ afterAll(() => {
 
 describe('npm pack', () => {
   it('builds the compiled code when packed from a checkout (prepare)', () => {
-    expect(PKG.scripts.prepare).toMatch(/^tsc -p tsconfig\.build\.json$/);
+    expect(PKG.scripts.prepare).toMatch(/^tsc -p tsconfig\.build\.json && node scripts\/bundle\.mjs$/);
     expect(PKG.bin['agent-handoff']).toBe('bin/agent-handoff.js');
   });
 
-  it('holds only what the CLI needs: bin, dist/src, dist/adapters, README, SKILL, package.json', () => {
+  it('holds only what the CLI needs: bin, the bundle, dist/src, dist/adapters, README, SKILL, package.json', () => {
     const files = packed.files.map((f) => f.path).sort();
     for (const f of files) {
-      expect(/^(bin\/agent-handoff\.js|dist\/src\/.+\.js|dist\/adapters\/.+\.js|README\.md|SKILL\.md|package\.json)$/.test(f), f).toBe(true);
+      expect(/^(bin\/agent-handoff\.js|dist\/cli\.mjs|dist\/src\/.+\.js|dist\/adapters\/.+\.js|README\.md|SKILL\.md|package\.json)$/.test(f), f).toBe(true);
     }
-    for (const need of ['bin/agent-handoff.js', 'dist/src/cli.js', 'dist/src/completion.js', 'dist/src/handoff/self.js', 'dist/adapters/index.js', 'README.md', 'SKILL.md', 'package.json']) {
+    for (const need of ['bin/agent-handoff.js', 'dist/cli.mjs', 'dist/src/cli.js', 'dist/src/completion.js', 'dist/src/handoff/self.js', 'dist/adapters/index.js', 'README.md', 'SKILL.md', 'package.json']) {
       expect(files, need).toContain(need);
     }
     expect(files.filter((f) => /(^|\/)(test|world|bench)\//.test(f) || f.endsWith('.map') || f.endsWith('.ts'))).toEqual([]);
@@ -123,12 +123,15 @@ describe('the tarball installed into an empty prefix', () => {
 
   it('every shipped module loads with only the runtime dependencies', () => {
     const pkgDir = path.join(prefix, 'node_modules', PKG.name);
-    const modules = packed.files.map((f) => f.path).filter((f) => f.endsWith('.js') && f.startsWith('dist/'));
+    // The bundle (what the launcher loads) and every compiled module.
+    const modules = packed.files.map((f) => f.path).filter((f) => /\.m?js$/.test(f) && f.startsWith('dist/'));
+    expect(modules).toContain('dist/cli.mjs');
     const script = `for (const m of ${JSON.stringify(modules)}) await import(${JSON.stringify(pkgDir + '/')} + m);\nconsole.log('loaded', ${modules.length});`;
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: home, encoding: 'utf8', timeout: 60_000, env: { HOME: home, PATH: '/usr/bin:/bin' } });
     expect(r.stderr).toBe('');
     expect(r.stdout.trim()).toBe(`loaded ${modules.length}`);
-    // --self starts the helper through the package's own launcher, found relative to this module.
-    expect(fs.existsSync(path.join(pkgDir, 'dist', 'src', 'handoff', '..', '..', '..', 'bin', 'agent-handoff.js'))).toBe(true);
+    // --self starts the helper through the package's own launcher, found from the package's folder.
+    const launcher = spawnSync(process.execPath, ['--input-type=module', '-e', `const v = await import(${JSON.stringify(pkgDir + '/dist/src/version.js')}); console.log(v.LAUNCHER);`], { cwd: home, encoding: 'utf8', timeout: 60_000 });
+    expect(launcher.stdout.trim()).toBe(path.join(pkgDir, 'bin', 'agent-handoff.js'));
   });
 });

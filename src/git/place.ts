@@ -289,6 +289,13 @@ export type PlacementRecord = z.infer<typeof PlacementRecordSchema>;
  */
 export async function place(req: PlacementRequest): Promise<PlacementRecord> {
   const { target } = req;
+  // The refs go as soon as the branch and worktree are made (the apply names the snapshot by its
+  // id, not its ref), side by side with the apply; on every other path, at the end.
+  let refsGone: Promise<void> | null = null;
+  const dropRefs = () => {
+    refsGone ??= cleanupRefs(target, req.targetRepo, req.id);
+    refsGone.catch(() => undefined);
+  };
   try {
     const plan = await planPlacement(req, oracleOn(target, req.targetRepo));
     const record: PlacementRecord = {
@@ -305,7 +312,7 @@ export async function place(req: PlacementRequest): Promise<PlacementRecord> {
     };
     await req.beforeChanges?.(plan);
     try {
-      await execute(target, plan, record);
+      await execute(target, plan, record, dropRefs);
     } catch (err) {
       const undo = await undoPlacement(target, record);
       if (err instanceof HandoffError && undo.errors.length > 0) {
@@ -315,11 +322,11 @@ export async function place(req: PlacementRequest): Promise<PlacementRecord> {
     }
     return record;
   } finally {
-    await cleanupRefs(target, req.targetRepo, req.id).catch(() => undefined);
+    await (refsGone ?? cleanupRefs(target, req.targetRepo, req.id)).catch(() => undefined);
   }
 }
 
-async function execute(target: Host, plan: PlacementPlan, record: PlacementRecord): Promise<void> {
+async function execute(target: Host, plan: PlacementPlan, record: PlacementRecord, dropRefs: () => void): Promise<void> {
   const ref = branchRef(plan.branch);
   const msg = `agent-handoff ${plan.id}`;
   // The upstream question reads refs and config only: asked while the branch and worktree are made.
@@ -349,6 +356,7 @@ async function execute(target: Host, plan: PlacementPlan, record: PlacementRecor
     await git(target, plan.repo, ['worktree', 'add', '-q', plan.worktree, plan.branch]);
     record.actions.push({ kind: 'worktree-added', path: plan.worktree, createdHome });
   }
+  dropRefs();
   if (await upstream) await setUpstream(target, plan, record);
   if (plan.wip) await applySnapshot(target, plan.worktree, plan.head, plan.wip, record);
 }

@@ -4,7 +4,7 @@
 // handoff. The helper closes its workspace on success and stays open showing the error otherwise.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { LAUNCHER } from '../version.js';
 import { z } from 'zod';
 import { HandoffError, UsageError } from '../errors.js';
 import { stateDir } from './journal.js';
@@ -51,8 +51,8 @@ export async function deferSelf(plan: Plan, sides: Sides, opts: SendOptions, ctx
     expect: { pane: plan.agent.pane_id, pid: plan.process.pid, kind: plan.kind, session: plan.session.id },
   };
   fs.writeFileSync(jobFile, JSON.stringify(job), { mode: 0o600 });
-  // dist/src/handoff/self.js → bin/agent-handoff.js (the same launcher the user ran).
-  const cli = fileURLToPath(new URL('../../../bin/agent-handoff.js', import.meta.url));
+  // The same launcher the user ran.
+  const cli = LAUNCHER;
   const { workspace, paneId } = await sides.source.herdr.workspaceCreate({ cwd: plan.cwd, label: `handoff ${plan.agent.name ?? plan.kind} (helper)`, focus: false });
   const command = [process.execPath, cli, '__run-deferred', jobFile].map(quoteForAnyShell).join(' ');
   await sides.source.herdr.run(paneId, command);
