@@ -20,7 +20,8 @@
 // diverged and we refuse anyway), and one POSIX `sh` loop on the target tests those paths.
 import { z } from 'zod';
 import { HandoffError } from '../errors.js';
-import type { FileStat, Host } from '../host/host.js';
+import type { FileStat, Host, RunResult } from '../host/host.js';
+import { runInOrder } from '../host/run-in-order.js';
 import { randomBytes } from 'node:crypto';
 import { branchRef, GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, isAncestor, line, splitNul, ZERO_OID } from './git.js';
 import { changedBetween, type ChangedFile } from './snapshot.js';
@@ -41,6 +42,33 @@ export interface PlacementRequest {
   newBranch?: boolean | string;
   /** `place` only: awaited after its read-only check and before its first change (e.g. a journal write), with what it will do. */
   beforeChanges?: (plan: PlacementPlan) => Promise<void>;
+  /** The target's worktrees and branches read ahead (see readPlacementState), instead of asking now. */
+  read?: Promise<PlacementReads>;
+  /** `place` only: ask questions about commits here (e.g. the source, which has them all) instead of the target. */
+  commitsOn?: { host: Host; repo: string };
+}
+
+/** What deciding a placement reads of the target. */
+export interface PlacementReads {
+  worktrees: Worktree[];
+  refs: BranchRefs;
+  /** Where a new worktree of the branch would most likely go, and what is there (null: nothing). */
+  likely: { path: string; stat: FileStat | null } | null;
+  /** Whether `<repo>.worktrees` exists. */
+  homeExists: boolean;
+}
+
+type BranchRefs = Awaited<ReturnType<typeof branchRefs>>;
+
+/**
+ * Read what deciding a placement needs of the target, in one round trip of side-by-side reads;
+ * read-only, so it can be asked ahead (while the agent quits). `likelyBranch`: the branch whose
+ * new worktree path to look at (null: a new branch will be named).
+ */
+export async function readPlacementState(target: Host, targetRepo: string, likelyBranch: string | null): Promise<PlacementReads> {
+  const likely = likelyBranch !== null ? firstWorktreePath(targetRepo, likelyBranch) : null;
+  const [worktrees, refs, stat, home] = await Promise.all([listWorktrees(target, targetRepo), branchRefs(target, targetRepo), likely ? target.stat(likely) : null, target.stat(worktreeHome(targetRepo))]);
+  return { worktrees, refs, likely: likely ? { path: likely, stat } : null, homeExists: home !== null };
 }
 
 export interface PlacementPlan {
@@ -60,6 +88,8 @@ export interface PlacementPlan {
   wip: string | null;
   /** What the snapshot changes relative to head. */
   changedFiles: ChangedFile[];
+  /** new-worktree: whether `<repo>.worktrees` was there when the target was read (else undo removes it when empty). */
+  worktreeHomeExists?: boolean;
 }
 
 /** The facts that need the commits: asked of the source before transfer, of the target after. */
@@ -88,13 +118,10 @@ export async function checkPlacement(req: PlacementRequest & { source: Host; sou
 async function planPlacement(req: PlacementRequest, commits: CommitOracle): Promise<PlacementPlan> {
   const { target, head, wip } = req;
   const wantNew = req.newBranch !== undefined && req.newBranch !== false;
-  // Where a new worktree of the source's branch would most likely go, looked at alongside the
-  // reads below (newWorktreePath uses the answer when it picks that very path).
-  const likely = !wantNew && req.sourceBranch !== null ? firstWorktreePath(req.targetRepo, req.sourceBranch) : null;
-  const likelyStat = likely ? target.stat(likely) : null;
-  likelyStat?.catch(() => undefined);
-  // Independent reads, asked together (refs are shared by every worktree of the repository).
-  const [worktrees, refs, snapshotChanges] = await Promise.all([listWorktrees(target, req.targetRepo), branchRefs(target, req.targetRepo), wip ? commits.changed(head, wip) : Promise.resolve([])]);
+  // The target's state (with where a new worktree of the source's branch would most likely go:
+  // newWorktreePath uses that answer when it picks that very path), unless read ahead.
+  const reads = req.read ?? readPlacementState(target, req.targetRepo, !wantNew ? req.sourceBranch : null);
+  const [{ worktrees, refs, likely, homeExists }, snapshotChanges] = await Promise.all([reads, wip ? commits.changed(head, wip) : Promise.resolve([])]);
   const main = worktrees[0];
   if (!main) throw new HandoffError('git_failed', `git listed no worktree for ${req.targetRepo} on ${target.label}.`);
   let branch: string;
@@ -152,7 +179,8 @@ async function planPlacement(req: PlacementRequest, commits: CommitOracle): Prom
     }
     return { ...plan, mode: 'checked-out', worktree: checkedOut.path };
   }
-  return { ...plan, worktree: await newWorktreePath(target, main, worktrees, branch, likely && likelyStat ? { path: likely, stat: likelyStat } : null) };
+  // The main checkout is the repository named (it is the first worktree git lists).
+  return { ...plan, worktree: await newWorktreePath(target, main, worktrees, branch, likely), worktreeHomeExists: main.path === req.targetRepo ? homeExists : (await target.stat(worktreeHome(main.path))) !== null };
 }
 
 async function checkBranchName(target: Host, repo: string, name: string): Promise<void> {
@@ -235,7 +263,7 @@ function firstWorktreePath(mainPath: string, branch: string): string {
   return `${worktreeHome(mainPath)}/${branchSlug(branch)}`;
 }
 
-async function newWorktreePath(target: Host, main: Worktree, worktrees: readonly Worktree[], branch: string, asked: { path: string; stat: Promise<FileStat | null> } | null): Promise<string> {
+async function newWorktreePath(target: Host, main: Worktree, worktrees: readonly Worktree[], branch: string, asked: PlacementReads['likely']): Promise<string> {
   const home = worktreeHome(main.path);
   for (const w of worktrees) {
     if (isInside(home, w.path)) {
@@ -248,7 +276,7 @@ async function newWorktreePath(target: Host, main: Worktree, worktrees: readonly
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? base : `${base}-${n}`;
     if (worktrees.some((w) => w.path === candidate)) continue;
-    if ((await (asked?.path === candidate ? asked.stat : target.stat(candidate))) === null) return candidate;
+    if ((asked?.path === candidate ? asked.stat : await target.stat(candidate)) === null) return candidate;
   }
 }
 
@@ -284,8 +312,11 @@ export type PlacementRecord = z.infer<typeof PlacementRecordSchema>;
 
 /**
  * Place the branch and the snapshot on the target. The objects must be there already (`transfer`).
- * Re-checks everything first with the target's own commits; on a failure midway undoes its own
- * changes before rethrowing. Deletes refs/handoff/<id>/* in every case.
+ * Re-checks everything first (with the state read ahead, if given, and commits asked of
+ * `commitsOn`, by default the target); on a failure midway undoes its own changes before
+ * rethrowing. Every change is conditional on what was read (`update-ref` with the old value,
+ * `worktree add` into a free folder), so a target changed since the read fails safely. Deletes
+ * refs/handoff/<id>/* in every case.
  */
 export async function place(req: PlacementRequest): Promise<PlacementRecord> {
   const { target } = req;
@@ -297,7 +328,7 @@ export async function place(req: PlacementRequest): Promise<PlacementRecord> {
     refsGone.catch(() => undefined);
   };
   try {
-    const plan = await planPlacement(req, oracleOn(target, req.targetRepo));
+    const plan = await planPlacement(req, req.commitsOn ? oracleOn(req.commitsOn.host, req.commitsOn.repo) : oracleOn(target, req.targetRepo));
     const record: PlacementRecord = {
       version: 1,
       id: req.id,
@@ -326,39 +357,66 @@ export async function place(req: PlacementRequest): Promise<PlacementRecord> {
   }
 }
 
+/** A change of `execute`, run in order with the others, and what to record once it is done. */
+interface Change {
+  cwd: string;
+  /** git's arguments (after the base options), or a whole argv when `program` is set. */
+  args: string[];
+  program?: boolean;
+  done: PlacementAction | null;
+  /** The error when it fails (default: git_failed naming the command). */
+  failure?: (r: RunResult) => HandoffError;
+}
+
 async function execute(target: Host, plan: PlacementPlan, record: PlacementRecord, dropRefs: () => void): Promise<void> {
   const ref = branchRef(plan.branch);
   const msg = `agent-handoff ${plan.id}`;
+  // From here on nothing needs the handoff refs (every change names its commits by id).
+  dropRefs();
   // The upstream question reads refs and config only: asked while the branch and worktree are made.
   const upstream = upstreamWanted(target, plan);
   upstream.catch(() => undefined);
+  const changes: Change[] = [];
   if (plan.mode === 'checked-out') {
     if (plan.fastForward && plan.branchTip) {
       // Plumbing rather than `git merge --ff-only`: no hooks, no merge machinery, same checks
       // (read-tree refuses to overwrite local changes or untracked files).
-      await git(target, plan.worktree, ['update-index', '-q', '--refresh'], { okCodes: [1] });
-      await git(target, plan.worktree, ['read-tree', '-u', '-m', plan.branchTip, plan.head]);
-      record.actions.push({ kind: 'fast-forwarded', worktree: plan.worktree, branch: plan.branch, from: plan.branchTip, to: plan.head });
-      await git(target, plan.worktree, ['update-ref', '-m', `${msg}: fast-forward`, ref, plan.head, plan.branchTip]);
+      changes.push({ cwd: plan.worktree, args: ['/bin/sh', '-c', 'git "$@" update-index -q --refresh; [ $? -le 1 ]', 'sh', ...GIT_BASE_CONFIG], program: true, done: null });
+      changes.push({ cwd: plan.worktree, args: ['read-tree', '-u', '-m', plan.branchTip, plan.head], done: { kind: 'fast-forwarded', worktree: plan.worktree, branch: plan.branch, from: plan.branchTip, to: plan.head } });
+      changes.push({ cwd: plan.worktree, args: ['update-ref', '-m', `${msg}: fast-forward`, ref, plan.head, plan.branchTip], done: null });
     }
   } else {
-    const home = worktreeHome(plan.repo);
-    const homeMissing = target.stat(home).then((st) => st === null);
-    homeMissing.catch(() => undefined);
     if (plan.branchTip === null) {
-      await git(target, plan.repo, ['update-ref', '-m', `${msg}: create`, ref, plan.head, ZERO_OID]);
-      record.actions.push({ kind: 'branch-created', branch: plan.branch, at: plan.head });
+      changes.push({ cwd: plan.repo, args: ['update-ref', '-m', `${msg}: create`, ref, plan.head, ZERO_OID], done: { kind: 'branch-created', branch: plan.branch, at: plan.head } });
     } else if (plan.fastForward) {
-      await git(target, plan.repo, ['update-ref', '-m', `${msg}: fast-forward`, ref, plan.head, plan.branchTip]);
-      record.actions.push({ kind: 'branch-moved', branch: plan.branch, from: plan.branchTip, to: plan.head });
+      changes.push({ cwd: plan.repo, args: ['update-ref', '-m', `${msg}: fast-forward`, ref, plan.head, plan.branchTip], done: { kind: 'branch-moved', branch: plan.branch, from: plan.branchTip, to: plan.head } });
     }
-    const createdHome = (await homeMissing) ? home : null;
-    await git(target, plan.repo, ['worktree', 'add', '-q', plan.worktree, plan.branch]);
-    record.actions.push({ kind: 'worktree-added', path: plan.worktree, createdHome });
+    const createdHome = plan.worktreeHomeExists === false ? worktreeHome(plan.repo) : null;
+    changes.push({ cwd: plan.repo, args: ['worktree', 'add', '-q', plan.worktree, plan.branch], done: { kind: 'worktree-added', path: plan.worktree, createdHome } });
   }
-  dropRefs();
+  if (plan.wip) {
+    const wip = plan.wip;
+    changes.push({
+      cwd: plan.worktree,
+      args: moveFilesArgv(plan.head, wip, plan.head),
+      program: true,
+      done: { kind: 'snapshot-applied', worktree: plan.worktree, head: plan.head, wip },
+      failure: (r) => applyConflict(target, plan.worktree, gitFailed(target, plan.worktree, ['read-tree', '-m', '-u', plan.head, wip], r)),
+    });
+  }
+  // All in one program (one round trip); each change is recorded once it is done.
+  const out = await runInOrder(
+    target,
+    changes.map((c) => ({ cwd: c.cwd, argv: c.program ? c.args : ['git', ...GIT_BASE_CONFIG, ...c.args] })),
+    { env: GIT_BASE_ENV },
+  );
+  for (const c of changes.slice(0, out.done)) if (c.done) record.actions.push(c.done);
+  const failed = changes[out.done];
+  if (out.failed && failed) {
+    const r = { exitCode: out.failed.exitCode, stdout: '', stderr: out.failed.stderr, durationMs: 0 };
+    throw failed.failure ? failed.failure(r) : gitFailed(target, failed.cwd, failed.args, r);
+  }
   if (await upstream) await setUpstream(target, plan, record);
-  if (plan.wip) await applySnapshot(target, plan.worktree, plan.head, plan.wip, record);
 }
 
 /** Should the branch track origin/<branch>? When that exists and the branch tracks nothing yet. */
@@ -380,10 +438,14 @@ async function setUpstream(target: Host, plan: PlacementPlan, record: PlacementR
  * Move the worktree's files from `from` to `to` through a temporary index that starts as the
  * real index (clean at `from`, so its stat cache is valid): `read-tree -m -u` writes only the
  * paths that differ, refuses to overwrite anything changed or untracked, and the real index
- * stays as it was — new files show up untracked, changes unstaged. One program on the target.
+ * stays as it was — new files show up untracked, changes unstaged. One program, run in the worktree.
  */
+function moveFilesArgv(from: string, to: string, indexAt: string): string[] {
+  return ['/bin/sh', '-c', MOVE_FILES_SCRIPT, 'sh', `agent-handoff-index-${process.pid}-${randomBytes(6).toString('hex')}`, indexAt, from, to, ...GIT_BASE_CONFIG];
+}
+
 async function moveFiles(target: Host, worktree: string, from: string, to: string, indexAt: string): Promise<void> {
-  const r = await target.run(['/bin/sh', '-c', MOVE_FILES_SCRIPT, 'sh', `agent-handoff-index-${process.pid}-${randomBytes(6).toString('hex')}`, indexAt, from, to, ...GIT_BASE_CONFIG], { cwd: worktree, env: GIT_BASE_ENV });
+  const r = await target.run(moveFilesArgv(from, to, indexAt), { cwd: worktree, env: GIT_BASE_ENV });
   if (r.exitCode !== 0) throw gitFailed(target, worktree, ['read-tree', '-m', '-u', from, to], r);
 }
 
@@ -401,20 +463,14 @@ const MOVE_FILES_SCRIPT = [
   'rm -f -- "$t"; exit $rc',
 ].join('\n');
 
-async function applySnapshot(target: Host, worktree: string, head: string, wip: string, record: PlacementRecord): Promise<void> {
-  try {
-    await moveFiles(target, worktree, head, wip, head);
-  } catch (err) {
-    if (err instanceof HandoffError && err.code === 'git_failed') {
-      throw new HandoffError('apply_conflict', `The uncommitted changes could not be applied in ${worktree} on ${target.label}: ${err.message}`, {
-        fix: `Move the files named above away in ${worktree} on ${target.label}, or hand off with --new-branch.`,
-        details: err.details,
-        cause: err,
-      });
-    }
-    throw err;
-  }
-  record.actions.push({ kind: 'snapshot-applied', worktree, head, wip });
+/** A failed apply of the snapshot, said as what the user must do. */
+function applyConflict(target: Host, worktree: string, err: HandoffError): HandoffError {
+  if (err.code !== 'git_failed') return err;
+  return new HandoffError('apply_conflict', `The uncommitted changes could not be applied in ${worktree} on ${target.label}: ${err.message}`, {
+    fix: `Move the files named above away in ${worktree} on ${target.label}, or hand off with --new-branch.`,
+    details: err.details,
+    cause: err,
+  });
 }
 
 export interface UndoResult {

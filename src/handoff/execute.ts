@@ -3,7 +3,7 @@
 // that changes the target is recorded so a failure (or `recover`) can undo it exactly.
 import { HandoffError } from '../errors.js';
 import { HerdrError } from '../herdr/client.js';
-import { place } from '../git/place.js';
+import { place, readPlacementState } from '../git/place.js';
 import { headAndWorkingTree, snapshot, type Snapshot } from '../git/snapshot.js';
 import { prepareStash, stashSourceChanges, type StashResult } from '../git/stash.js';
 import { targetTips, transfer, type TransferResult } from '../git/transfer.js';
@@ -121,6 +121,9 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
   // destinations as planned (the copy checks they are still the ones it writes).
   const tipsEarly = targetTips(target.host, plan.placement.repo);
   tipsEarly.catch(() => undefined);
+  const plannedNewBranch = plan.placement.branch !== plan.snapshot.branch || opts.newBranch;
+  const placeReadEarly = readPlacementState(target.host, plan.placement.repo, plannedNewBranch ? null : plan.snapshot.branch);
+  placeReadEarly.catch(() => undefined);
   const plannedRoot = plan.sessionPlacement.configRoot;
   const earlyLook = lookAtDestinations(target.host, plannedRoot, plan.unit.map((e) => destinationUnder(plannedRoot, e.dest))).catch(() => null);
   const targetState = hostStateDir(target.info);
@@ -184,6 +187,9 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         wip: snap.snapshot,
         sourceBranch: snap.branch,
         newBranch: plan.placement.branch !== snap.branch || opts.newBranch,
+        // Read while the agent quit (for the branch it planned with); the commits are asked of the source.
+        ...(snap.branch === plan.snapshot.branch ? { read: placeReadEarly } : {}),
+        commitsOn: { host: source.host, repo: snap.repoRoot },
         beforeChanges: async (planned) => {
           record(await intent);
           worktreeOf.resolve(planned.worktree);

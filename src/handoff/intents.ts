@@ -121,8 +121,8 @@ export async function undoPlacementIntent(target: Host, intent: PlacementIntent)
     if (set.exitCode === 0) actions.push({ kind: 'upstream-set', branch: intent.branch });
   }
   if (actions.length === 0) return notes;
-  // The rebuilt record in the order `place` acts: branch, worktree, upstream, snapshot.
-  const order: PlacementAction['kind'][] = ['branch-created', 'branch-moved', 'fast-forwarded', 'worktree-added', 'upstream-set', 'snapshot-applied'];
+  // The rebuilt record in the order `place` acts: branch, worktree, snapshot, upstream.
+  const order: PlacementAction['kind'][] = ['branch-created', 'branch-moved', 'fast-forwarded', 'worktree-added', 'snapshot-applied', 'upstream-set'];
   actions.sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
   const record: PlacementRecord = {
     version: 1,

@@ -175,7 +175,7 @@ describe('place', () => {
     const { record, plan: pl } = await handoff(p);
     const wt = `${p.target}.worktrees/feature-login`;
     expect(pl).toMatchObject({ mode: 'new-worktree', worktree: wt, branchTip: null });
-    expect(record.actions.map((a) => a.kind)).toEqual(['branch-created', 'worktree-added', 'upstream-set', 'snapshot-applied']);
+    expect(record.actions.map((a) => a.kind)).toEqual(['branch-created', 'worktree-added', 'snapshot-applied', 'upstream-set']);
     expect(g(wt, 'rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('feature/login');
     expect(g(wt, 'rev-parse', '--abbrev-ref', '@{upstream}').trim()).toBe('origin/feature/login');
     expect(listFiles(wt)).toEqual(listFiles(p.source));
