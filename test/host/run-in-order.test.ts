@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalHost } from '../../src/host/local.js';
 import { runInOrder } from '../../src/host/run-in-order.js';
+import { hostileArgs } from './hostile-args.js';
 
 const host = new LocalHost();
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'ah-rio-'));
@@ -14,7 +15,8 @@ describe('runInOrder', () => {
     const dir = tmp();
     const sub = path.join(dir, "sub dir $(touch pwned) 'q'");
     fs.mkdirSync(sub);
-    const hostile = ['; touch pwned', '$(touch pwned)', '`touch pwned`', "it's", 'a\nb', '*', '', '-n', '${10}'];
+    const canaries = tmp();
+    const hostile = [...hostileArgs(canaries), '-n', '${10}', '$1'];
     const r = await runInOrder(host, [
       { cwd: dir, argv: ['sh', '-c', 'printf "%s\\n" "$@" > out1', 'sh', ...hostile] },
       { cwd: sub, argv: ['sh', '-c', 'pwd > out2'] },
@@ -26,6 +28,7 @@ describe('runInOrder', () => {
     expect(fs.existsSync(path.join(dir, 'out3'))).toBe(true);
     expect(fs.existsSync(path.join(dir, 'pwned'))).toBe(false);
     expect(fs.existsSync(path.join(sub, 'pwned'))).toBe(false);
+    expect(fs.readdirSync(canaries)).toEqual([]);
   });
 
   it('stops at the first failure and reports it with its exit code and its own stderr only', async () => {
