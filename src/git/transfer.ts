@@ -108,7 +108,9 @@ async function streamPack(input: TransferInput, wanted: readonly string[], exclu
   const packing = source.run(['git', ...packArgs], { cwd: sourceRepo, stdin: revs, stdout: fromSource, ...opts });
   const indexing = target.run(['/bin/sh', '-c', INDEX_AND_REF_SCRIPT, 'sh', `agent-handoff ${input.id}`, String(updates.length), ...updates, ...GIT_BASE_CONFIG], { cwd: targetRepo, env: GIT_BASE_ENV, stdin: counter, ...opts });
   // If the target stops reading early, keep draining so the source never blocks on a full pipe.
-  void indexing.finally(() => counter.resume());
+  // (Both outcomes handled here: a rejection is the caller's to see, through `indexing` below.)
+  const drain = (): void => void counter.resume();
+  indexing.then(drain, drain);
   const [packed, indexed] = await Promise.allSettled([packing, indexing]);
   if (packed.status === 'rejected') throw packed.reason;
   if (indexed.status === 'rejected') throw indexed.reason;

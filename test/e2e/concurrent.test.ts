@@ -211,7 +211,9 @@ describe('bounded by --timeout, and network loss mid-handoff', () => {
         const r = await sending;
         const json = lastJson(r) as { ok: boolean; code: string; details: { failed_step: string; undo_errors: unknown[]; source_restart: { restarted: boolean } } } | null;
         expect(r.code, r.stdout + r.stderr).not.toBe(0);
-        expect(json?.details.failed_step).toBe(step);
+        // The session copy runs beside place: a cut while it runs may fail place first.
+        const failedStep = json?.details.failed_step;
+        expect(step === 'session' ? ['place', 'session'] : [step], JSON.stringify(json) + r.stderr.slice(-3000)).toContain(failedStep);
         // The target could not be rolled back (unreachable): said so, not hidden.
         expect(json?.details.undo_errors.length, JSON.stringify(json)).toBeGreaterThan(0);
         expect(json?.details.source_restart.restarted).toBe(true);
@@ -219,7 +221,7 @@ describe('bounded by --timeout, and network loss mid-handoff', () => {
         expect(treeHashes(p.laptop)).toEqual(before);
         const id = path.basename(journalOf(name, since)!, '.jsonl');
         const hist = lastJson(await runHandoff(world, laptop, ['history', '--quiet'])) as { handoffs: { id: string; outcome: string; step: string; failed_step: string; agent: string; kind: string; from: string; to: string }[] };
-        expect(hist.handoffs.find((h) => h.id === id)).toMatchObject({ outcome: 'rollback_incomplete', failed_step: step, agent: name, kind: 'pi', to: expect.stringContaining('vega') });
+        expect(hist.handoffs.find((h) => h.id === id)).toMatchObject({ outcome: 'rollback_incomplete', failed_step: failedStep, agent: name, kind: 'pi', to: expect.stringContaining('vega') });
         // The network is back: recover finishes the rollback on the target.
         const rec = await runHandoff(world, laptop, ['recover', id, '--quiet']);
         expect(rec.code, rec.stdout + rec.stderr).toBe(0);
