@@ -64,6 +64,19 @@ export function parserFor(argv: string[]) {
     });
 }
 
+/**
+ * yargs renders the whole help text each time a command is parsed, to have it at hand should the
+ * command's handler fail. Ours have no handler (the command runs after the parse, and usage
+ * errors come from .fail), so that render is wasted: about a tenth of a second of every start.
+ * Guarded: a yargs without these internals simply renders as before.
+ */
+function withoutHelpCache<T extends object>(parser: T): T {
+  const internals = (parser as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } | undefined } }).getInternalMethods?.();
+  const usage = internals?.getUsageInstance?.();
+  if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined;
+  return parser;
+}
+
 export async function main(argv: string[]): Promise<void> {
   if (argv[0] === '__complete') {
     // Shell completion: candidates one per line, never JSON, never an error.
@@ -74,7 +87,7 @@ export async function main(argv: string[]): Promise<void> {
   let exitCode = 0;
   const ctx: CommandContext = { env: process.env, stderr: process.stderr, quiet: false };
   try {
-    const parser = parserFor(argv);
+    const parser = withoutHelpCache(parserFor(argv));
     const args = await parser.parse();
     ctx.quiet = args.quiet === true;
     const word = String(args._[0] ?? '');
