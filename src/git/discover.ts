@@ -296,6 +296,16 @@ export function warmDiscovery(target: Host): void {
   warmedConfig.set(target, config);
 }
 
+/**
+ * The checkouts the warm-up read of the cache lists for these remotes, unchecked (empty without a
+ * warm-up or an entry): a guess of the answer, for reads that can start while it is checked.
+ */
+export async function cachedGuess(target: Host, remotes: readonly RemoteOfRepo[]): Promise<string[]> {
+  const primary = remotes[0]?.key;
+  const got = primary ? await (warmed.get(target) ?? null) : null;
+  return got?.cache.remotes[primary!]?.paths ?? [];
+}
+
 /** config.json's content (undefined when missing), from the warm-up read when there was one. */
 async function configOf(target: Host): Promise<unknown> {
   const w = warmedConfig.get(target);

@@ -124,6 +124,9 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
   const plannedNewBranch = plan.placement.branch !== plan.snapshot.branch || opts.newBranch;
   const placeReadEarly = readPlacementState(target.host, plan.placement.repo, plannedNewBranch ? null : plan.snapshot.branch);
   placeReadEarly.catch(() => undefined);
+  // The placement's intent, as planned (this run's snapshot goes in once it is made).
+  const intentEarly = placementIntent(target.host, plan.placement);
+  intentEarly.catch(() => undefined);
   const plannedRoot = plan.sessionPlacement.configRoot;
   const earlyLook = lookAtDestinations(target.host, plannedRoot, plan.unit.map((e) => destinationUnder(plannedRoot, e.dest))).catch(() => null);
   const targetState = hostStateDir(target.info);
@@ -175,10 +178,8 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     // asked while the agent quit.
     const worktreeOf = deferred<string>();
     const placing = step('place', `placing ${snap.branch ?? 'the work'} on ${target.host.label}`, async () => {
-      // The plan's placement with this run's snapshot (the plan's own snapshot commit never left).
-      // Its intent is read while place checks the target, and journaled before place changes it.
-      const intent = placementIntent(target.host, { ...plan.placement, head: snap.head, wip: snap.snapshot });
-      intent.catch(() => undefined);
+      // The plan's placement with this run's snapshot (the plan's own snapshot commit never left),
+      // journaled before place changes anything.
       const rec = await place({
         target: target.host,
         targetRepo,
@@ -191,7 +192,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         ...(snap.branch === plan.snapshot.branch ? { read: placeReadEarly } : {}),
         commitsOn: { host: source.host, repo: snap.repoRoot },
         beforeChanges: async (planned) => {
-          record(await intent);
+          record({ ...(await intentEarly), head: snap.head, wip: snap.snapshot });
           worktreeOf.resolve(planned.worktree);
         },
       });

@@ -8,8 +8,8 @@ import type { AgentInfo, ProcessInfo } from '../herdr/schemas.js';
 import type { IntegrationState } from '../herdr/integration.js';
 import type { HerdrProbe } from '../herdr/client.js';
 import { SUPPORTED_KINDS, type SupportedKind } from '../result.js';
-import { discoverCheckout, repoRemotes, warmDiscovery, type DiscoverResult, type RemoteOfRepo } from '../git/discover.js';
-import { checkPlacement, type PlacementPlan } from '../git/place.js';
+import { cachedGuess, discoverCheckout, repoRemotes, warmDiscovery, type DiscoverResult, type RemoteOfRepo } from '../git/discover.js';
+import { checkPlacement, readPlacementState, type PlacementPlan, type PlacementReads } from '../git/place.js';
 import { repoLayout, snapshotOf, type HeadLayout, type Snapshot } from '../git/snapshot.js';
 import { findAgent } from './find-agent.js';
 import type { SendOptions } from './options.js';
@@ -215,9 +215,14 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     const snapping = snapshotOf(source.host, layout);
     snapping.catch(() => undefined);
     const remotes = await repoRemotes(source.host, layout.repoRoot);
+    // The checkout the cache names is most likely the answer: what placing there needs is read
+    // while the search checks it (used only when it is the answer).
+    const guessed = opts.here || opts.dir ? Promise.resolve(null) : guessPlacementRead(target.host, remotes, opts.newBranch ? null : layout.branch);
+    guessed.catch(() => undefined);
     // The target checkout: the same repository found by its remote, or (--here) another worktree.
     const chosen = await chooseTargetRepo(sides, opts, layout, remotes);
     const snap = await snapping;
+    const guess = await guessed.catch(() => null);
     const placement = await checkPlacement({
       target: target.host,
       targetRepo: chosen.targetRepo,
@@ -228,6 +233,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
       newBranch: chosen.newBranch,
       source: source.host,
       sourceRepo: snap.repoRoot,
+      ...(guess && guess.repo === chosen.targetRepo && snap.branch === layout.branch ? { read: guess.read } : {}),
     });
     return { cwd, snap, remotes, ...chosen, placement };
   })();
@@ -275,6 +281,15 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     targetAgentCli,
     warnings,
   };
+}
+
+/** The placement facts of the checkout the target's cache names first (see cachedGuess), being read; null without one. */
+async function guessPlacementRead(target: Side['host'], remotes: RemoteOfRepo[], likelyBranch: string | null): Promise<{ repo: string; read: Promise<PlacementReads> } | null> {
+  const [first] = await cachedGuess(target, remotes);
+  if (!first) return null;
+  const read = readPlacementState(target, first, likelyBranch);
+  read.catch(() => undefined);
+  return { repo: first, read };
 }
 
 async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayout, remotes: RemoteOfRepo[]): Promise<{ discovery: DiscoverResult | null; targetRepo: string; otherCheckouts: string[]; newBranch: boolean }> {
