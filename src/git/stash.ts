@@ -9,7 +9,8 @@
 // because `git stash apply` refuses anything else.
 import path from 'node:path';
 import type { Host } from '../host/host.js';
-import { copyIndex, git, line, splitNul, tempName } from './git.js';
+import { runInOrder } from '../host/run-in-order.js';
+import { copyIndex, GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, line, splitNul, tempName } from './git.js';
 import { repoLayout, SNAPSHOT_IDENTITY, workingTree, type Snapshot } from './snapshot.js';
 
 export interface StashRequest {
@@ -24,7 +25,13 @@ export interface StashRequest {
    * The stash commit, built earlier by `prepareStash` while the network steps ran (it writes only
    * unreferenced objects). Used only when the working state is still the snapshot's.
    */
-  prepared?: Promise<string | null>;
+  prepared?: Promise<PreparedStash | null>;
+}
+
+/** A stash commit and the untracked files it holds (which the reset then removes). */
+export interface PreparedStash {
+  commit: string;
+  untracked: string[];
 }
 
 /** The stash message for a handoff. */
@@ -36,7 +43,7 @@ export function stashMessage(id: string, targetLabel: string): string {
  * Build the stash commit of the snapshot's working state ahead of time; null when there is
  * nothing to stash or it could not be built (the stash step then builds it itself).
  */
-export function prepareStash(host: Host, snap: Snapshot, id: string, targetLabel: string): Promise<string | null> {
+export function prepareStash(host: Host, snap: Snapshot, id: string, targetLabel: string): Promise<PreparedStash | null> {
   if (!snap.snapshot) return Promise.resolve(null);
   return stashCommit(host, snap, stashMessage(id, targetLabel)).catch(() => null);
 }
@@ -81,10 +88,9 @@ export async function stashSourceChanges(req: StashRequest): Promise<StashResult
   if (!snap.snapshot) return { ...none, reason: 'nothing_uncommitted', note: 'There were no uncommitted changes to stash.' };
 
   const message = stashMessage(req.id, req.targetLabel);
-  const stash = (await req.prepared) ?? (await stashCommit(host, snap, message));
-  // The untracked files are listed while the stash is stored; nothing is reset unless it was.
-  const [, untracked] = await Promise.all([git(host, snap.repoRoot, ['stash', 'store', '-m', message, stash]), untrackedFiles(host, snap.repoRoot)]);
-  await resetToHead(host, snap.repoRoot, untracked);
+  // Its untracked files are the working state's: that state is still the snapshot's (checked above).
+  const { commit: stash, untracked } = (await req.prepared) ?? (await stashCommit(host, snap, message));
+  await storeAndReset(host, snap.repoRoot, message, stash, untracked);
   return {
     stashed: true,
     stash,
@@ -101,7 +107,7 @@ async function changedTrees(host: Host, repo: string, from: string, to: string):
 }
 
 /** Build a commit shaped like `git stash push --include-untracked` makes it. */
-async function stashCommit(host: Host, snap: Snapshot, message: string): Promise<string> {
+async function stashCommit(host: Host, snap: Snapshot, message: string): Promise<PreparedStash> {
   const { repoRoot, gitDir, head } = snap;
   const env = SNAPSHOT_IDENTITY;
   const short = `${snap.branch ?? '(no branch)'}: ${head.slice(0, 7)}`;
@@ -125,7 +131,7 @@ async function stashCommit(host: Host, snap: Snapshot, message: string): Promise
       const untrackedCommit = line(await git(host, repoRoot, ['commit-tree', '--no-gpg-sign', '-m', `untracked files on ${short}`, untrackedTree], { env }));
       parents.push('-p', untrackedCommit);
     }
-    return line(await git(host, repoRoot, ['commit-tree', '--no-gpg-sign', ...parents, '-m', message, workTree], { env }));
+    return { commit: line(await git(host, repoRoot, ['commit-tree', '--no-gpg-sign', ...parents, '-m', message, workTree], { env })), untracked };
   } finally {
     await host.remove(tmp).catch(() => undefined);
   }
@@ -135,12 +141,16 @@ async function untrackedFiles(host: Host, repoRoot: string): Promise<string[]> {
   return splitNul((await git(host, repoRoot, ['ls-files', '-z', '--others', '--exclude-standard'])).stdout);
 }
 
-/** Files, index and untracked (non-ignored) files back to HEAD, as `git stash push -u` leaves them. */
-async function resetToHead(host: Host, repoRoot: string, untracked: readonly string[]): Promise<void> {
-  await git(host, repoRoot, ['reset', '--hard', '-q', 'HEAD']);
+/**
+ * Store the stash, then the files, index and untracked (non-ignored) files back to HEAD, as
+ * `git stash push -u` leaves them: one program (commands in order, stopping at the first that
+ * fails, so nothing is reset unless the stash was stored).
+ */
+async function storeAndReset(host: Host, repoRoot: string, message: string, stash: string, untracked: readonly string[]): Promise<void> {
+  const gitCommand = (args: string[]) => ({ cwd: repoRoot, argv: ['git', ...GIT_BASE_CONFIG, ...args], args });
+  const commands = [gitCommand(['stash', 'store', '-m', message, stash]), gitCommand(['reset', '--hard', '-q', 'HEAD'])];
   for (let i = 0; i < untracked.length; i += 500) {
-    const chunk = untracked.slice(i, i + 500).map((p) => `:(literal)${p}`);
-    await git(host, repoRoot, ['clean', '-f', '-q', '--', ...chunk]);
+    commands.push(gitCommand(['clean', '-f', '-q', '--', ...untracked.slice(i, i + 500).map((p) => `:(literal)${p}`)]));
   }
   // Folders that held only untracked files are left empty by the clean above.
   const dirs = new Set<string>();
@@ -150,6 +160,10 @@ async function resetToHead(host: Host, repoRoot: string, untracked: readonly str
   }
   const deepestFirst = [...dirs].sort((a, b) => b.split('/').length - a.split('/').length);
   for (let i = 0; i < deepestFirst.length; i += 500) {
-    await host.run(['sh', '-c', 'for d do rmdir "./$d" 2>/dev/null; done; exit 0', 'sh', ...deepestFirst.slice(i, i + 500)], { cwd: repoRoot });
+    const script = ['sh', '-c', 'for d do rmdir "./$d" 2>/dev/null; done; exit 0', 'sh', ...deepestFirst.slice(i, i + 500)];
+    commands.push({ cwd: repoRoot, argv: script, args: script });
   }
+  const out = await runInOrder(host, commands, { env: GIT_BASE_ENV });
+  const failed = commands[out.done];
+  if (out.failed && failed) throw gitFailed(host, repoRoot, failed.args, { exitCode: out.failed.exitCode, stdout: '', stderr: out.failed.stderr, durationMs: 0 });
 }

@@ -42,6 +42,38 @@ exit 0`;
  * ran is then unknown to the caller, as with any single command cut short).
  */
 export async function runInOrder(host: Host, commands: readonly OrderedCommand[], opts: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<InOrderResult> {
+  // One program per ARGS_PER_PROGRAM bytes of arguments (a command line has a size limit).
+  let done = 0;
+  for (const batch of batches(commands)) {
+    const out = await runBatch(host, batch, opts);
+    done += out.done;
+    if (out.failed) return { done, failed: out.failed };
+  }
+  return { done, failed: null };
+}
+
+/** Well below the smallest ARG_MAX of the systems we run on (and what a pipe line should carry). */
+const ARGS_PER_PROGRAM = 96 * 1024;
+
+function batches(commands: readonly OrderedCommand[]): OrderedCommand[][] {
+  const out: OrderedCommand[][] = [];
+  let cur: OrderedCommand[] = [];
+  let size = 0;
+  for (const c of commands) {
+    const bytes = c.argv.reduce((n, a) => n + Buffer.byteLength(a) + 1, Buffer.byteLength(c.cwd) + 8);
+    if (cur.length > 0 && size + bytes > ARGS_PER_PROGRAM) {
+      out.push(cur);
+      cur = [];
+      size = 0;
+    }
+    cur.push(c);
+    size += bytes;
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
+}
+
+async function runBatch(host: Host, commands: readonly OrderedCommand[], opts: { env?: Record<string, string>; timeoutMs?: number }): Promise<InOrderResult> {
   if (commands.length === 0) return { done: 0, failed: null };
   const mark = `AHSTEP${randomBytes(6).toString('hex')}`;
   const args = commands.flatMap((c) => [c.cwd, String(c.argv.length), ...c.argv]);

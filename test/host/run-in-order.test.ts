@@ -52,6 +52,16 @@ describe('runInOrder', () => {
     expect(missing.failed?.exitCode).toBe(127);
   });
 
+  it('spreads long command lists over several programs, in order, still stopping at the first failure', async () => {
+    const dir = tmp();
+    const long = 'x'.repeat(2000);
+    const commands = Array.from({ length: 120 }, (_, i) => ({ cwd: dir, argv: ['sh', '-c', 'printf "%s\\n" "$1" >> log', 'sh', `${i} ${long}`] }));
+    expect(await runInOrder(host, commands)).toEqual({ done: 120, failed: null });
+    expect(fs.readFileSync(path.join(dir, 'log'), 'utf8').split('\n').filter(Boolean).map((l) => Number(l.split(' ')[0]))).toEqual(commands.map((_, i) => i));
+    const failing = [...commands.slice(0, 70), { cwd: dir, argv: ['false'] }, ...commands.slice(0, 5)];
+    expect((await runInOrder(host, failing)).done).toBe(70);
+  });
+
   it('more than nine arguments reach the command whole', async () => {
     const dir = tmp();
     const many = Array.from({ length: 14 }, (_, i) => `arg ${i}`);
