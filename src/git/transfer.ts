@@ -43,6 +43,8 @@ export interface TransferInput {
    * fine: they only tell which objects need not be sent, and objects outlive a moved ref.
    */
   targetTips?: Promise<string[]>;
+  /** Of those tips, the ones the source has too, when asked earlier (then targetTips is not needed). */
+  commonTips?: Promise<string[]>;
 }
 
 export interface TransferResult {
@@ -76,8 +78,7 @@ export async function presentObjects(host: Host, repo: string, oids: readonly st
 export async function transfer(input: TransferInput): Promise<TransferResult> {
   const { source, target, sourceRepo, targetRepo, head, wip } = input;
   const refs = handoffRefs(input.id);
-  const tips = await (input.targetTips ?? targetTips(target, targetRepo));
-  const common = await presentObjects(source, sourceRepo, tips);
+  const common = await (input.commonTips ?? (async () => presentObjects(source, sourceRepo, await (input.targetTips ?? targetTips(target, targetRepo))))());
   const commonSet = new Set(common);
   const wanted = wip ? [head, wip] : [head];
   let bytesSent = 0;

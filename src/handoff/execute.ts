@@ -6,7 +6,7 @@ import { HerdrError } from '../herdr/client.js';
 import { place, readPlacementState } from '../git/place.js';
 import { headAndWorkingTree, snapshot, type Snapshot } from '../git/snapshot.js';
 import { prepareStash, stashSourceChanges, type StashResult } from '../git/stash.js';
-import { targetTips, transfer, type TransferResult } from '../git/transfer.js';
+import { presentObjects, targetTips, transfer, type TransferResult } from '../git/transfer.js';
 import type { Progress } from '../progress.js';
 import os from 'node:os';
 import { copySessionUnit } from './session-copy.js';
@@ -119,8 +119,9 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
   const restartArgs = adapter.resumeArgv(plan.sourceHandle, opts.agentArgs).slice(1);
   // Read-only and independent of the snapshot: asked while the agent quits. The session's
   // destinations as planned (the copy checks they are still the ones it writes).
-  const tipsEarly = targetTips(target.host, plan.placement.repo);
-  tipsEarly.catch(() => undefined);
+  // (the target's tips the source has too: what the pack need not carry)
+  const commonEarly = targetTips(target.host, plan.placement.repo).then((tips) => presentObjects(source.host, plan.snapshot.repoRoot, tips));
+  commonEarly.catch(() => undefined);
   const plannedNewBranch = plan.placement.branch !== plan.snapshot.branch || opts.newBranch;
   const placeReadEarly = readPlacementState(target.host, plan.placement.repo, plannedNewBranch ? null : plan.snapshot.branch);
   placeReadEarly.catch(() => undefined);
@@ -171,7 +172,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       // The marker goes first: from here on the target may hold something of this handoff.
       await markerWritten;
       record({ kind: 'refs', targetRepo, id: plan.id });
-      return transfer({ source: source.host, sourceRepo: snap.repoRoot, target: target.host, targetRepo, id: plan.id, head: snap.head, wip: snap.snapshot, timeoutMs: opts.timeoutS * 1000, targetTips: tipsEarly });
+      return transfer({ source: source.host, sourceRepo: snap.repoRoot, target: target.host, targetRepo, id: plan.id, head: snap.head, wip: snap.snapshot, timeoutMs: opts.timeoutS * 1000, commonTips: commonEarly });
     });
     // The session copy runs beside place: it needs only the worktree's path, which place knows
     // once it has checked the target (before its first change). Its look at the destinations was
@@ -271,10 +272,11 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         paneAtShell(source.herdr, agent.pane_id)
           .catch(() => false)
           .then((atShell) => (sourceAtShell = atShell)),
+        // The target is verified: it no longer needs the marker (it only points `recover` there
+        // to this machine, whose journal finishes the stash should this process die now).
+        target.host.remove(markerFile).catch(() => undefined),
       ]);
       record({ kind: 'stash', stashed: s.stashed, stash: s.stash });
-      // The handoff is complete: the target no longer needs the marker (a leftover is harmless).
-      await target.host.remove(markerPath(targetState, plan.id)).catch(() => undefined);
       return s;
     });
     return {
