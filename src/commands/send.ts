@@ -11,7 +11,7 @@ import { hostStateDir } from '../handoff/marker.js';
 import { processStartId } from '../handoff/process-age.js';
 import type { SendOptions } from '../handoff/options.js';
 import { buildPlan, sourceHerdrProbe, type Plan } from '../handoff/plan.js';
-import { openSides, type Sides } from '../handoff/sides.js';
+import { openSidesStaged, type Side, type Sides } from '../handoff/sides.js';
 import { deferSelf, selfWithFrom, type DeferredJob } from '../handoff/self.js';
 import { createProgress } from '../progress.js';
 import { recoverOne, stillRunning, unfinishedFor, type RecoverReport } from '../handoff/recover.js';
@@ -163,26 +163,28 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
     return { result: { ok: true, command: 'send', dry_run: false, deferred: false, resumed }, exitCode: 0 };
   }
   const id = newHandoffId();
-  const sides = await progress.step('connecting', () => openSides(opts));
-  const controller = os.hostname();
-  const owner: LockOwner = { handoff: id, controller, pid: process.pid, pid_start: processStartId(process.pid), started: new Date().toISOString() };
-  const isAlive = localLiveness(controller);
-  const stateOnSource = hostStateDir(sides.source.info);
+  // The plan starts at the source as soon as it answers; the target's handshake goes on meanwhile.
+  const opening = openSidesStaged(opts);
+  const connecting = progress.step('connecting', () => opening.sides);
+  connecting.catch(() => undefined);
   const locks: HeldLock[] = [];
-  const aborter = new AbortController();
-  const onSignal = (sig: NodeJS.Signals) => aborter.abort(sig);
   try {
+    const source = await opening.source;
+    const controller = os.hostname();
+    const owner: LockOwner = { handoff: id, controller, pid: process.pid, pid_start: processStartId(process.pid), started: new Date().toISOString() };
+    const isAlive = localLiveness(controller);
+    const stateOnSource = hostStateDir(source.info);
     const expect = args.expect as DeferredJob['expect'] | undefined;
     // The pane lock is taken while the plan is made (planning only reads): a second send of this
     // agent is refused at once, never left to find the agent already quit by the first. A dry run
     // and the --self request change nothing, so they only look (the --self helper takes it).
-    const claiming = claimAgent(sides, opts.agent, { stateDir: stateOnSource, owner, isAlive, take: !opts.dryRun && !opts.self });
+    const claiming = claimAgent(source, opening.sameHost, opts.agent, { stateDir: stateOnSource, owner, isAlive, take: !opts.dryRun && !opts.self });
     const planning = (async () => {
       if (expect) {
         // --self helper: wait for the agent's turn to end before planning.
-        await progress.step('waiting for the agent to finish its turn', () => sides.source.herdr.agentWait(expect.pane, ['idle', 'done'], opts.waitTimeoutS * 1000));
+        await progress.step('waiting for the agent to finish its turn', () => source.herdr.agentWait(expect.pane, ['idle', 'done'], opts.waitTimeoutS * 1000));
       }
-      return progress.step('planning', () => buildPlan({ id, opts, sides, callerPane: expect ? undefined : ctx.env.HERDR_PANE_ID }));
+      return progress.step('planning', () => buildPlan({ id, opts, source, sameHost: opening.sameHost, sides: connecting, callerPane: expect ? undefined : ctx.env.HERDR_PANE_ID }));
     })();
     const [claimed, planned] = await Promise.allSettled([claiming, planning]);
     if (claimed.status === 'fulfilled' && claimed.value.lock) locks.push(claimed.value.lock);
@@ -192,6 +194,7 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
     if (claimed.status === 'rejected') throw claimed.reason;
     const plan = planned.value;
     const claim = claimed.value;
+    const sides = await connecting;
     if (expect && (plan.process.pid !== expect.pid || plan.kind !== expect.kind || plan.session.id !== expect.session)) {
       throw new HandoffError('agent_changed', `The agent in ${expect.pane} is no longer the one that asked to move (expected ${expect.kind} pid ${expect.pid} session ${expect.session}).`, {
         fix: 'Nothing was changed. Ask the agent again.',
@@ -230,6 +233,8 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
       controller: { host: controller, pid: process.pid, pid_start: owner.pid_start ?? null },
       plan: planJson(plan, sides),
     });
+    const aborter = new AbortController();
+    const onSignal = (sig: NodeJS.Signals) => aborter.abort(sig);
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     try {
@@ -261,7 +266,7 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
     }
   } finally {
     await releaseLocks(locks);
-    await sides.close();
+    await opening.close();
   }
 }
 
@@ -290,13 +295,13 @@ interface Claim {
  * An agent that is not there while a live handoff names it was quit by that handoff: refused as
  * handoff_in_progress, not agent_not_found.
  */
-async function claimAgent(sides: Sides, ref: string, o: { stateDir: string; owner: LockOwner; isAlive: ReturnType<typeof localLiveness>; take: boolean }): Promise<Claim> {
-  const host = sides.source.host;
+async function claimAgent(source: Side, sameHost: boolean, ref: string, o: { stateDir: string; owner: LockOwner; isAlive: ReturnType<typeof localLiveness>; take: boolean }): Promise<Claim> {
+  const host = source.host;
   let agent;
   try {
     // After the plan's source probe (shared): the list then comes over herdr's API socket.
-    await sourceHerdrProbe(sides).catch(() => undefined);
-    agent = findAgent(await sides.source.herdr.agentList(), ref, host.label);
+    await sourceHerdrProbe(source, sameHost).catch(() => undefined);
+    agent = findAgent(await source.herdr.agentList(), ref, host.label);
   } catch (err) {
     if (err instanceof HandoffError && err.code === 'agent_not_found') {
       const held = await heldFor(host, o.stateDir, ref, o.isAlive).catch(() => null);

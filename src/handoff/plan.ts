@@ -125,7 +125,12 @@ async function sessionReport(side: Side, pane: string, waitMs: number): Promise<
 export interface PlanInput {
   id: string;
   opts: SendOptions;
-  sides: Sides;
+  /** The source's side, ready; the target may still be connecting. */
+  source: Side;
+  /** Same machine on both sides. */
+  sameHost: boolean;
+  /** Both sides once the target is connected: the plan's work there waits for it, the source's does not. */
+  sides: Promise<Sides>;
   /** HERDR_PANE_ID of the caller (refuse moving oneself without --self). */
   callerPane: string | undefined;
 }
@@ -134,23 +139,23 @@ export interface PlanInput {
  * The source's herdr probe: quick (HerdrClient.reach) unless the source is also the target, whose
  * CLI is needed after the agent has quit and so gets the full probe. Asked once per client.
  */
-export function sourceHerdrProbe(sides: Sides): Promise<HerdrProbe> {
-  return sides.sameHost ? sides.source.herdr.probe() : sides.source.herdr.reach();
+export function sourceHerdrProbe(source: Side, sameHost: boolean): Promise<HerdrProbe> {
+  return sameHost ? source.herdr.probe() : source.herdr.reach();
 }
 
 export async function buildPlan(input: PlanInput): Promise<Plan> {
-  const { sides } = input;
-  const { source, target } = sides;
+  const { source, sameHost } = input;
   // The target's herdr CLI is needed after the agent has quit (workspace, agent start), so its
   // full probe (installed, version, protocol, socket) runs alongside the plan and is checked
   // before the plan is returned. The source's is quick: a ping of its socket, after which the
   // reads go ahead (see HerdrClient.reach). herdr's findings explain any failure better than
   // what followed from them.
-  const sourceProbe = sourceHerdrProbe(sides);
-  const targetProbe = sides.sameHost ? sourceProbe : target.herdr.probe();
-  const herdrChecked = Promise.all([sourceProbe, targetProbe]).then(([s, t]) => {
+  // A target that cannot be reached says so before anything else (as when it was connected first).
+  const sourceProbe = sourceHerdrProbe(source, sameHost);
+  const targetProbe = sameHost ? sourceProbe : input.sides.then((sides) => sides.target.herdr.probe());
+  const herdrChecked = Promise.all([input.sides, sourceProbe, targetProbe]).then(([sides, s, t]) => {
     requireHerdr(s, source);
-    requireHerdr(t, target);
+    requireHerdr(t, sides.target);
     return [s, t] as const;
   });
   herdrChecked.catch(() => undefined);
@@ -163,15 +168,20 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
 }
 
 async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe>, herdrChecked: Promise<readonly [HerdrProbe, HerdrProbe]>): Promise<Plan> {
-  const { opts, sides, id } = input;
-  const { source, target } = sides;
+  const { opts, id, source, sameHost } = input;
+  // The source's work starts now; the target's as soon as it is connected (in the meantime the
+  // source is looked at: the agent, its session, the repository and the snapshot).
+  const target = input.sides.then((sides) => sides.target);
+  target.catch(() => undefined);
   const warnings: string[] = [];
-  // Facts that do not depend on the agent, asked now and awaited where needed. The target's
-  // integration state is a herdr process there: asked now, needed only at the end.
-  const contexts = Promise.all([sideCtx(source.host), sideCtx(target.host)]);
+  // Facts that do not depend on the agent, asked now (or once connected) and awaited where
+  // needed. The target's integration state is a herdr process there: needed only at the end.
+  const contexts = Promise.all([sideCtx(source.host), target.then((t) => sideCtx(t.host))]);
   contexts.catch(() => undefined);
-  if (!opts.dir && !(opts.here && opts.newWorktree)) warmDiscovery(target.host);
-  const integrations = target.herdr.integrationStatus().catch(() => [] as IntegrationState[]);
+  const searching = !opts.dir && !(opts.here && opts.newWorktree);
+  const warmed = target.then((t) => (searching ? warmDiscovery(t.host) : undefined));
+  warmed.catch(() => undefined);
+  const integrations = target.then((t) => t.herdr.integrationStatus()).catch(() => [] as IntegrationState[]);
   const agents = await sourceProbe.then(() => source.herdr.agentList());
 
   const agent = findAgent(agents, opts.agent, source.host.label);
@@ -193,11 +203,11 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   // Free space under the target's config root, asked while the chains run (compared at the end).
   const freeEarly = contexts.then(async ([, t]) => {
     const root = adapter.configRoot(t.env, t.home);
-    return { root, free: await freeSpace(target, root) };
+    return { root, free: await freeSpace(await target, root) };
   });
   freeEarly.catch(() => undefined);
   const integrationOf = (states: IntegrationState[]) => states.find((s) => s.target === adapter.integration) ?? null;
-  const sourceIntegration = async (): Promise<IntegrationState | null> => integrationOf(await (sides.sameHost ? integrations : source.herdr.integrationStatus().catch(() => [] as IntegrationState[])));
+  const sourceIntegration = async (): Promise<IntegrationState | null> => integrationOf(await (sameHost ? integrations : source.herdr.integrationStatus().catch(() => [] as IntegrationState[])));
   const processChain = (async () => {
     const info = await source.herdr.processInfo(agent.pane_id);
     const proc = info.foreground_processes[0];
@@ -215,16 +225,18 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     const snapping = snapshotOf(source.host, layout);
     snapping.catch(() => undefined);
     const remotes = await repoRemotes(source.host, layout.repoRoot);
+    const sides = await input.sides;
+    await warmed;
     // The checkout the cache names is most likely the answer: what placing there needs is read
     // while the search checks it (used only when it is the answer).
-    const guessed = opts.here || opts.dir ? Promise.resolve(null) : guessPlacementRead(target.host, remotes, opts.newBranch ? null : layout.branch);
+    const guessed = opts.here || opts.dir ? Promise.resolve(null) : guessPlacementRead(sides.target.host, remotes, opts.newBranch ? null : layout.branch);
     guessed.catch(() => undefined);
     // The target checkout: the same repository found by its remote, or (--here) another worktree.
     const chosen = await chooseTargetRepo(sides, opts, layout, remotes);
     const snap = await snapping;
     const guess = await guessed.catch(() => null);
     const placement = await checkPlacement({
-      target: target.host,
+      target: sides.target.host,
       targetRepo: chosen.targetRepo,
       id,
       head: snap.head,
@@ -241,15 +253,21 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     const [{ proc, cwd, startedAtMs }, [sourceCtx]] = await Promise.all([processChain, contexts]);
     return { proc, cwd, ...(await findSession(source, adapter, agent, opts, sourceCtx, cwd, startedAtMs, sourceIntegration)) };
   })();
-  const [[sourceCtx, targetCtx], targetAgentCli, { proc, cwd, ref: session, via: sessionVia }, repo] = await Promise.all([contexts, target.host.which(adapter.herdrKind), sessionChain, repoChain]);
+  const [[sourceCtx, targetCtx], targetAgentCli, { proc, cwd, ref: session, via: sessionVia }, repo, targetSide] = await Promise.all([
+    contexts,
+    target.then((t) => t.host.which(adapter.herdrKind)),
+    sessionChain,
+    repoChain,
+    target,
+  ]);
   const { snap, remotes, discovery, otherCheckouts, placement } = repo;
   const targetCwd = snap.relativeCwd ? `${placement.worktree}/${snap.relativeCwd}` : placement.worktree;
   const sessionPlacement = adapter.placement(session, { ...targetCtx, cwd: targetCwd });
   const unit = await adapter.unit(source.host, session, sessionPlacement);
-  if (!targetAgentCli) warnings.push(`The ${kind} CLI is not on the login PATH of ${target.host.label}; the agent will not start there.`);
+  if (!targetAgentCli) warnings.push(`The ${kind} CLI is not on the login PATH of ${targetSide.host.label}; the agent will not start there.`);
   const early = await freeEarly;
-  if (early.root === sessionPlacement.configRoot) requireSpace(target, early.free, unit);
-  else await checkDisk(target, sessionPlacement.configRoot, unit);
+  if (early.root === sessionPlacement.configRoot) requireSpace(targetSide, early.free, unit);
+  else await checkDisk(targetSide, sessionPlacement.configRoot, unit);
   const [[sourceHerdr, targetHerdr], targetIntegration] = await Promise.all([herdrChecked, integrations.then(integrationOf)]);
   for (const p of new Set([sourceHerdr, targetHerdr])) if (p.version?.warning) warnings.push(p.version.warning);
 

@@ -27,38 +27,67 @@ export interface Sides {
   close(): Promise<void>;
 }
 
+/** The two sides being opened: the source as soon as it is ready (the plan starts there), and both. */
+export interface OpeningSides {
+  /** Same machine on both sides (known from the names, before connecting). */
+  sameHost: boolean;
+  source: Promise<Side>;
+  sides: Promise<Sides>;
+  /** Close whatever was opened, on every path (the source may be in use when the target fails). */
+  close(): Promise<void>;
+}
+
 export async function openSides(opts: SendOptions): Promise<Sides> {
+  const opening = openSidesStaged(opts);
+  try {
+    return await opening.sides;
+  } catch (err) {
+    await opening.close();
+    throw err;
+  }
+}
+
+/**
+ * Open both machines at once (--from HOST TARGET opens two connections). The source's side is
+ * given as soon as its host answers, so work there overlaps the target's handshake; `sides`
+ * settles when both are ready, and closes whatever was opened if either fails.
+ */
+export function openSidesStaged(opts: SendOptions): OpeningSides {
   const sourceSpec = opts.from ?? 'local';
   const targetSpec = opts.here ? 'local' : (opts.target ?? 'local');
+  const sameHost = targetSpec === sourceSpec;
   const timeouts = { connectTimeoutMs: opts.timeoutS * 1000, commandTimeoutMs: opts.timeoutS * 1000 };
-  const opened: Host[] = [];
-  try {
-    // Both machines at once (--from HOST TARGET opens two connections).
-    const [sourceConn, targetConn] = await Promise.allSettled([connectHost(sourceSpec, timeouts), targetSpec === sourceSpec ? null : connectHost(targetSpec, timeouts)]);
-    for (const r of [sourceConn, targetConn]) if (r.status === 'fulfilled' && r.value) opened.push(r.value);
-    if (sourceConn.status === 'rejected') throw sourceConn.reason;
-    if (targetConn.status === 'rejected') throw targetConn.reason;
-    const sourceHost = sourceConn.value;
-    const targetHost = targetConn.value ?? sourceHost;
-    const [sourceInfo, targetInfo] = await Promise.all([sourceHost.info(), targetHost.info()]);
-    const herdrTimeout = { timeoutMs: opts.timeoutS * 1000 };
-    const source: Side = { role: 'source', spec: sourceSpec, host: sourceHost, herdr: new HerdrClient(sourceHost, herdrTimeout), info: sourceInfo };
-    const target: Side = targetHost === sourceHost ? { ...source, role: 'target', spec: targetSpec } : { role: 'target', spec: targetSpec, host: targetHost, herdr: new HerdrClient(targetHost, herdrTimeout), info: targetInfo };
-    const pending: Promise<unknown>[] = [];
+  const herdrTimeout = { timeoutMs: opts.timeoutS * 1000 };
+  const sourceConn = connectHost(sourceSpec, timeouts);
+  const targetConn = sameHost ? sourceConn : connectHost(targetSpec, timeouts);
+  const source = sourceConn.then(async (host): Promise<Side> => ({ role: 'source', spec: sourceSpec, host, herdr: new HerdrClient(host, herdrTimeout), info: await host.info() }));
+  const pending: Promise<unknown>[] = [];
+  let closing: Promise<void> | null = null;
+  const closeAll = (): Promise<void> =>
+    (closing ??= (async () => {
+      await Promise.all(pending);
+      const hosts = new Set<Host>();
+      for (const c of [sourceConn, targetConn]) await c.then((h) => hosts.add(h), () => undefined);
+      await Promise.all([...hosts].map((h) => h.close()));
+    })());
+  const sides = (async (): Promise<Sides> => {
+    const [sourceAsked, targetAsked] = await Promise.allSettled([source, targetConn.then(async (host) => ({ host, info: await host.info() }))]);
+    if (sourceAsked.status === 'rejected') throw sourceAsked.reason;
+    if (targetAsked.status === 'rejected') throw targetAsked.reason;
+    const src = sourceAsked.value;
+    const { host: targetHost, info: targetInfo } = targetAsked.value;
+    const target: Side = sameHost ? { ...src, role: 'target', spec: targetSpec } : { role: 'target', spec: targetSpec, host: targetHost, herdr: new HerdrClient(targetHost, herdrTimeout), info: targetInfo };
     return {
-      source,
+      source: src,
       target,
-      sameHost: targetHost === sourceHost,
+      sameHost,
       background: (work) => {
         pending.push(work.catch(() => undefined));
       },
-      close: async () => {
-        await Promise.all(pending);
-        await Promise.all(opened.map((h) => h.close()));
-      },
+      close: closeAll,
     };
-  } catch (err) {
-    await Promise.all(opened.map((h) => h.close()));
-    throw err;
-  }
+  })();
+  source.catch(() => undefined);
+  sides.catch(() => undefined);
+  return { sameHost, source, sides, close: closeAll };
 }
