@@ -11,7 +11,7 @@ import { hostStateDir } from '../handoff/marker.js';
 import { processStartId } from '../handoff/process-age.js';
 import type { SendOptions } from '../handoff/options.js';
 import { buildPlan, sourceHerdrProbe, type Plan } from '../handoff/plan.js';
-import { openSidesStaged, type Side, type Sides } from '../handoff/sides.js';
+import { openSides, type Side, type Sides } from '../handoff/sides.js';
 import { deferSelf, selfWithFrom, type DeferredJob } from '../handoff/self.js';
 import { createProgress } from '../progress.js';
 import { recoverOne, stillRunning, unfinishedFor, type RecoverReport } from '../handoff/recover.js';
@@ -164,7 +164,7 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
   }
   const id = newHandoffId();
   // The plan starts at the source as soon as it answers; the target's handshake goes on meanwhile.
-  const opening = openSidesStaged(opts);
+  const opening = openSides(opts);
   const connecting = progress.step('connecting', () => opening.sides);
   connecting.catch(() => undefined);
   const locks: HeldLock[] = [];

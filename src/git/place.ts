@@ -320,8 +320,8 @@ export type PlacementRecord = z.infer<typeof PlacementRecordSchema>;
  */
 export async function place(req: PlacementRequest): Promise<PlacementRecord> {
   const { target } = req;
-  // The refs go as soon as the branch and worktree are made (the apply names the snapshot by its
-  // id, not its ref), side by side with the apply; on every other path, at the end.
+  // The refs go as soon as place starts changing things (every change names its commits by id,
+  // never by these refs), side by side with the changes; on every other path, at the end.
   let refsGone: Promise<void> | null = null;
   const dropRefs = () => {
     refsGone ??= cleanupRefs(target, req.targetRepo, req.id);

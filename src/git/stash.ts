@@ -22,7 +22,7 @@ export interface StashRequest {
   /** Leave the source files as they are. */
   keepSourceChanges?: boolean;
   /**
-   * The stash commit, built earlier by `prepareStash` while the network steps ran (it writes only
+   * The stash commit, built earlier by `prepareStash` while the agent starts on the target (it writes only
    * unreferenced objects). Used only when the working state is still the snapshot's.
    */
   prepared?: Promise<PreparedStash | null>;

@@ -117,9 +117,10 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
 
   let sourceAtShell = false;
   const restartArgs = adapter.resumeArgv(plan.sourceHandle, opts.agentArgs).slice(1);
-  // Read-only and independent of the snapshot: asked while the agent quits. The session's
-  // destinations as planned (the copy checks they are still the ones it writes).
-  // (the target's tips the source has too: what the pack need not carry)
+  // Read-only, and independent of the snapshot, so asked while the agent quits: the target's ref
+  // tips the source has too (what the pack need not carry), what placing reads of the target and
+  // its intent, and the session's destinations as planned (each user checks the answer is for
+  // what it then does).
   const commonEarly = targetTips(target.host, plan.placement.repo).then((tips) => presentObjects(source.host, plan.snapshot.repoRoot, tips));
   commonEarly.catch(() => undefined);
   const plannedNewBranch = plan.placement.branch !== plan.snapshot.branch || opts.newBranch;
@@ -200,7 +201,10 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       record({ kind: 'placement', record: rec });
       return rec;
     });
-    placing.catch((err: unknown) => worktreeOf.reject(err));
+    placing.then(
+      (rec) => worktreeOf.resolve(rec.worktree),
+      (err: unknown) => worktreeOf.reject(err),
+    );
     const copying = worktreeOf.promise.then((worktree) =>
       step('session', `copying the ${plan.kind} session`, async () => {
         const sessionPlacement = adapter.placement(plan.session, { ...plan.targetCtx, cwd: cwdIn(worktree, snap.relativeCwd) });

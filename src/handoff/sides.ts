@@ -37,22 +37,13 @@ export interface OpeningSides {
   close(): Promise<void>;
 }
 
-export async function openSides(opts: SendOptions): Promise<Sides> {
-  const opening = openSidesStaged(opts);
-  try {
-    return await opening.sides;
-  } catch (err) {
-    await opening.close();
-    throw err;
-  }
-}
-
 /**
  * Open both machines at once (--from HOST TARGET opens two connections). The source's side is
  * given as soon as its host answers, so work there overlaps the target's handshake; `sides`
- * settles when both are ready, and closes whatever was opened if either fails.
+ * settles when both are ready. The caller calls close() on every path (a failed target leaves
+ * the source open: its locks are still to be released).
  */
-export function openSidesStaged(opts: SendOptions): OpeningSides {
+export function openSides(opts: SendOptions): OpeningSides {
   const sourceSpec = opts.from ?? 'local';
   const targetSpec = opts.here ? 'local' : (opts.target ?? 'local');
   const sameHost = targetSpec === sourceSpec;
