@@ -7,7 +7,7 @@
 // files are not (they are build output and secrets more often than work).
 import path from 'node:path';
 import { HandoffError } from '../errors.js';
-import type { Host } from '../host/host.js';
+import type { Host, RunResult } from '../host/host.js';
 import { GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, line, splitNul, tempName } from './git.js';
 
 /** Author and committer of the internal snapshot commit, so a machine without a git identity works too. */
@@ -103,25 +103,33 @@ export async function workingTree(host: Host, layout: Pick<RepoLayout, 'repoRoot
   // One program (one round trip on a remote host): copy the index, add, write the tree, clean up.
   const tmpIndex = tempName(layout.gitDir, 'index');
   const r = await host.run(['/bin/sh', '-c', WORKING_TREE_SCRIPT, 'sh', path.posix.join(layout.gitDir, 'index'), tmpIndex, ...GIT_BASE_CONFIG], { cwd: layout.repoRoot, env: GIT_BASE_ENV });
+  return line(treeWritten(host, layout.repoRoot, `in ${layout.gitDir}`, r));
+}
+
+/** The run of a working-tree program, or the error that says why it failed. */
+function treeWritten(host: Host, where: string, index: string, r: RunResult): RunResult {
   if (r.exitCode === INDEX_COPY_FAILED) {
-    throw new HandoffError('git_failed', `Could not copy the git index in ${layout.gitDir} on ${host.label}: ${r.stderr.trim()}`, { fix: 'Check the permissions of the repository folder.' });
+    throw new HandoffError('git_failed', `Could not copy the git index ${index} on ${host.label}: ${r.stderr.trim()}`, { fix: 'Check the permissions of the repository folder.' });
   }
-  if (r.exitCode !== 0) throw gitFailed(host, layout.repoRoot, ['add', '-A', '--', ':/'], r);
-  return line(r);
+  if (r.exitCode !== 0) throw gitFailed(host, where, ['add', '-A', '--', ':/'], r);
+  return r;
 }
 
 const INDEX_COPY_FAILED = 70;
 /**
- * $1 the real index, $2 the temporary one, then git's base options. A missing real index (a
- * repository with no index yet) starts the temporary one empty; see copyIndex for why `cp -p`.
+ * With $i the real index and $t the temporary one (git's base options in "$@"): the working
+ * tree's id on stdout. A missing real index (a repository with no index yet) starts the temporary
+ * one empty; see copyIndex for why `cp -p`. The temporary index is always removed.
  */
-const WORKING_TREE_SCRIPT = [
-  'i=$1; t=$2; shift 2',
+const TREE_FROM_TEMP_INDEX = [
   `if [ -e "$i" ]; then cp -p -- "$i" "$t" || exit ${INDEX_COPY_FAILED}; fi`,
   'GIT_INDEX_FILE=$t; export GIT_INDEX_FILE',
   'git "$@" add -A -- :/ && git "$@" write-tree; rc=$?',
   'rm -f -- "$t"; exit $rc',
-].join('\n');
+];
+
+/** $1 the real index, $2 the temporary one, then git's base options. */
+const WORKING_TREE_SCRIPT = ['i=$1; t=$2; shift 2', ...TREE_FROM_TEMP_INDEX].join('\n');
 
 /**
  * HEAD and the working tree (as `workingTree` writes it) of the checkout at `worktree`, in one
@@ -129,24 +137,17 @@ const WORKING_TREE_SCRIPT = [
  */
 export async function headAndWorkingTree(host: Host, worktree: string): Promise<{ head: string; tree: string }> {
   const r = await host.run(['/bin/sh', '-c', HEAD_AND_TREE_SCRIPT, 'sh', path.posix.basename(tempName('/', 'index')), ...GIT_BASE_CONFIG], { cwd: worktree, env: GIT_BASE_ENV });
-  if (r.exitCode === INDEX_COPY_FAILED) {
-    throw new HandoffError('git_failed', `Could not copy the git index of ${worktree} on ${host.label}: ${r.stderr.trim()}`, { fix: 'Check the permissions of the repository folder.' });
-  }
-  if (r.exitCode !== 0) throw gitFailed(host, worktree, ['add', '-A', '--', ':/'], r);
-  const [head = '', tree = ''] = r.stdout.trim().split('\n');
+  const [head = '', tree = ''] = treeWritten(host, worktree, `of ${worktree}`, r).stdout.trim().split('\n');
   return { head, tree };
 }
 
-/** $1 the temporary index's name (in the git folder), then git's base options. As WORKING_TREE_SCRIPT, after HEAD. */
+/** $1 the temporary index's name (in the git folder), then git's base options: HEAD, then the tree. */
 const HEAD_AND_TREE_SCRIPT = [
   'n=$1; shift',
   'g=$(git "$@" rev-parse --absolute-git-dir) && h=$(git "$@" rev-parse --verify -q HEAD) || exit 1',
   'i=$g/index; t=$g/$n',
-  `if [ -e "$i" ]; then cp -p -- "$i" "$t" || exit ${INDEX_COPY_FAILED}; fi`,
-  'GIT_INDEX_FILE=$t; export GIT_INDEX_FILE',
-  'w=$(git "$@" add -A -- :/ && git "$@" write-tree); rc=$?',
-  'rm -f -- "$t"; [ "$rc" -eq 0 ] || exit "$rc"',
-  'printf "%s\\n%s\\n" "$h" "$w"',
+  'printf "%s\\n" "$h"',
+  ...TREE_FROM_TEMP_INDEX,
 ].join('\n');
 
 /** Snapshot the uncommitted work of the checkout containing `cwd`. Changes nothing the user sees. */

@@ -15,7 +15,7 @@ import { hostStateDir, markerPath, writeMarker } from './marker.js';
 import { destinationUnder, lookAtDestinations, remotePrefixHash, type CopyRecord } from '../transcript/copy.js';
 import type { Host } from '../host/host.js';
 import type { Journal } from './journal.js';
-import type { Plan } from './plan.js';
+import { cwdIn, type Plan } from './plan.js';
 import { paneAtShell, quitAgent, type QuitResult } from './quit.js';
 import { armTimedKill, failInjected } from './test-hooks.js';
 import { HandoffRecord } from './records.js';
@@ -357,11 +357,6 @@ async function sourcePathsLeft(host: Host, session: CopyRecord, sourceRoot: stri
   const patterns = [`${sourceRoot}/`, `${sourceRoot}"`, `${sourceRoot}\\`].join('\n');
   const r = await host.run(['grep', '-l', '-F', '-e', patterns, '--', ...files]);
   return r.exitCode === 0 ? r.stdout.split('\n').filter(Boolean) : [];
-}
-
-/** The agent's cwd in a worktree: the worktree plus the cwd relative to the repo root. */
-function cwdIn(worktree: string, relativeCwd: string): string {
-  return relativeCwd ? `${worktree}/${relativeCwd}` : worktree;
 }
 
 /** A promise with its resolve and reject at hand. */

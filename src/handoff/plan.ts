@@ -261,7 +261,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     target,
   ]);
   const { snap, remotes, discovery, otherCheckouts, placement } = repo;
-  const targetCwd = snap.relativeCwd ? `${placement.worktree}/${snap.relativeCwd}` : placement.worktree;
+  const targetCwd = cwdIn(placement.worktree, snap.relativeCwd);
   const sessionPlacement = adapter.placement(session, { ...targetCtx, cwd: targetCwd });
   const unit = await adapter.unit(source.host, session, sessionPlacement);
   if (!targetAgentCli) warnings.push(`The ${kind} CLI is not on the login PATH of ${targetSide.host.label}; the agent will not start there.`);
@@ -299,6 +299,11 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     targetAgentCli,
     warnings,
   };
+}
+
+/** The agent's cwd in a worktree: the worktree plus the cwd relative to the repo root. */
+export function cwdIn(worktree: string, relativeCwd: string): string {
+  return relativeCwd ? `${worktree}/${relativeCwd}` : worktree;
 }
 
 /** The placement facts of the checkout the target's cache names first (see cachedGuess), being read; null without one. */
