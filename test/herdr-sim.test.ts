@@ -360,10 +360,28 @@ describe('herdr simulator CLI', () => {
   });
 
   it('times out an agent start that never becomes interactive and leaves the process alone', async () => {
+    // A codex that runs but never shows itself as codex (its process becomes `sleep`).
+    fs.writeFileSync(path.join(tmp, 'bin', 'codex'), '#!/bin/sh\nexec sleep 30\n', { mode: 0o755 });
     const pane = (await json(['workspace', 'create', '--cwd', tmp])).result.root_pane.pane_id as string;
     await screenWith(pane, '$');
     const e = errorOf(await herdr(['agent', 'start', 'slow', '--kind', 'codex', '--pane', pane, '--timeout', '3100']));
     expect(e).toEqual({ id: 'cli:agent:start', error: { code: 'timeout', message: 'timed out waiting for agent startup' } });
+    expect((await fg(pane)).foreground_processes[0]?.name).toBe('sleep');
+    await cli(['pane', 'send-keys', pane, 'ctrl+c']);
+  });
+
+  it('fails an agent start at once when the agent exits before herdr could see it, every time', async () => {
+    // A pi that dies within a millisecond or two: far shorter than the detection tick.
+    fs.writeFileSync(path.join(tmp, 'bin', 'pi'), '#!/bin/sh\necho "pi: fatal: cannot start" >&2\nexit 3\n', { mode: 0o755 });
+    const pane = (await json(['workspace', 'create', '--cwd', tmp, '--no-focus'])).result.root_pane.pane_id as string;
+    await screenWith(pane, '$');
+    for (let i = 0; i < 3; i++) {
+      const t0 = Date.now();
+      const e = errorOf(await cli(['agent', 'start', `quick-${i}`, '--kind', 'pi', '--pane', pane, '--timeout', '20000']));
+      expect(e.error).toEqual({ code: 'agent_start_failed', message: 'agent process exited before becoming interactive' });
+      expect(Date.now() - t0).toBeLessThan(5000);
+    }
+    expect((await cli(['pane', 'read', pane, '--source', 'recent'])).stdout.match(/pi: fatal: cannot start/g)).toHaveLength(3);
   });
 
   it('manages integrations locally at the real paths, honouring CLAUDE_CONFIG_DIR', async () => {

@@ -116,21 +116,26 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
   }
 
   let sourceAtShell = false;
+  // Work started beside a step (reads, checks, the stash commit). A rollback waits for it to
+  // settle first: a check still running git in a worktree being removed makes the removal fail.
+  const aside: Promise<unknown>[] = [];
+  const besides = <T>(p: Promise<T>): Promise<T> => {
+    p.catch(() => undefined);
+    aside.push(p);
+    return p;
+  };
   const restartArgs = adapter.resumeArgv(plan.sourceHandle, opts.agentArgs).slice(1);
   // Read-only, and independent of the snapshot, so asked while the agent quits: the target's ref
   // tips the source has too (what the pack need not carry), what placing reads of the target and
   // its intent, and the session's destinations as planned (each user checks the answer is for
   // what it then does).
-  const commonEarly = targetTips(target.host, plan.placement.repo).then((tips) => presentObjects(source.host, plan.snapshot.repoRoot, tips));
-  commonEarly.catch(() => undefined);
+  const commonEarly = besides(targetTips(target.host, plan.placement.repo).then((tips) => presentObjects(source.host, plan.snapshot.repoRoot, tips)));
   const plannedNewBranch = plan.placement.branch !== plan.snapshot.branch || opts.newBranch;
-  const placeReadEarly = readPlacementState(target.host, plan.placement.repo, plannedNewBranch ? null : plan.snapshot.branch);
-  placeReadEarly.catch(() => undefined);
+  const placeReadEarly = besides(readPlacementState(target.host, plan.placement.repo, plannedNewBranch ? null : plan.snapshot.branch));
   // The placement's intent, as planned (this run's snapshot goes in once it is made).
-  const intentEarly = placementIntent(target.host, plan.placement);
-  intentEarly.catch(() => undefined);
+  const intentEarly = besides(placementIntent(target.host, plan.placement));
   const plannedRoot = plan.sessionPlacement.configRoot;
-  const earlyLook = lookAtDestinations(target.host, plannedRoot, plan.unit.map((e) => destinationUnder(plannedRoot, e.dest))).catch(() => null);
+  const earlyLook = besides(lookAtDestinations(target.host, plannedRoot, plan.unit.map((e) => destinationUnder(plannedRoot, e.dest))).catch(() => null));
   const targetState = hostStateDir(target.info);
   const markerFile = markerPath(targetState, plan.id);
   let markerWritten: Promise<unknown> | null = null;
@@ -141,7 +146,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     // The incoming marker (the target may hold something of this handoff from the transfer on)
     // is written while the agent quits; the transfer waits for it.
     record({ kind: 'marker', path: markerFile });
-    markerWritten = writeMarker(target.host, targetState, {
+    markerWritten = besides(writeMarker(target.host, targetState, {
       id: plan.id,
       controller: os.hostname(),
       pid: process.pid,
@@ -153,8 +158,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       repo: plan.placement.repo,
       branch: plan.placement.branch,
       worktree: plan.placement.worktree,
-    });
-    markerWritten.catch(() => undefined);
+    }));
     return quitAgent(source.herdr, agent.pane_id, plan.kind, adapter.quit, adapter.classifyScreen, { timeoutMs: opts.timeoutS * 1000 });
   }).catch(async (err: unknown) => {
     // The agent did not quit: nothing else was changed, and the marker goes again.
@@ -236,12 +240,10 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     const targetCwd = cwdIn(placement.worktree, snap.relativeCwd);
     // The target's files are checked while the agent starts there (the check reads git and the
     // session files only); its answer is awaited by the verify step, after the start.
-    const filesChecked = checkTargetFiles(plan, sides, snap, placement.worktree, copied);
-    filesChecked.catch(() => undefined);
+    const filesChecked = besides(checkTargetFiles(plan, sides, snap, placement.worktree, copied));
     // Built while the agent starts on the target, used at the end: the stash commit costs a dozen
     // local git runs that would otherwise come after the target is verified.
-    const preparedStash = opts.keepSourceChanges ? undefined : prepareStash(source.host, snap, plan.id, target.host.label);
-    preparedStash?.catch(() => undefined);
+    const preparedStash = opts.keepSourceChanges ? undefined : besides(prepareStash(source.host, snap, plan.id, target.host.label));
     const integrationInstalled = await step('integration', 'checking the herdr integration on the target', async () => {
       if (plan.targetIntegration?.status === 'current') return false;
       await target.herdr.integrationInstall(adapter.integration);
@@ -300,6 +302,8 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
   } catch (err) {
     const cause = err instanceof HandoffError ? err : new HandoffError('internal', err instanceof Error ? err.message : String(err));
     journal.failed(current, { code: cause.code, error: cause.message });
+    // Bounded: a side read on a connection that hangs must not hold the rollback for ever.
+    await settledWithin(aside, opts.timeoutS * 1000);
     const report = await progress.step('rolling back', () => rollback(sides, records, { restart: true }));
     journal.append({ type: 'undone', data: { ...report } });
     throw new HandoffFailed(cause, current, report);
@@ -357,6 +361,17 @@ async function sourcePathsLeft(host: Host, session: CopyRecord, sourceRoot: stri
   const patterns = [`${sourceRoot}/`, `${sourceRoot}"`, `${sourceRoot}\\`].join('\n');
   const r = await host.run(['grep', '-l', '-F', '-e', patterns, '--', ...files]);
   return r.exitCode === 0 ? r.stdout.split('\n').filter(Boolean) : [];
+}
+
+/** Waits for every promise to settle, or for `ms`, whichever comes first (the timer never holds the process). */
+async function settledWithin(promises: Promise<unknown>[], ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeUp = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  await Promise.race([Promise.allSettled(promises), timeUp]);
+  clearTimeout(timer);
 }
 
 /** A promise with its resolve and reject at hand. */

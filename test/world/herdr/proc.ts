@@ -7,6 +7,11 @@ export interface ProcEntry {
   pgrp: number;
   tpgid: number;
   comm: string;
+  /**
+   * Minor faults of the children this process has waited for (cminflt). It grows whenever the
+   * process reaps a child, however short-lived: how a shell's "it ran something that ended" shows.
+   */
+  reapedFaults: number;
 }
 
 /** Parse /proc/<pid>/stat; fields after the last ')' because comm may contain spaces and parens. */
@@ -21,8 +26,8 @@ export function readStat(pid: number): ProcEntry | null {
   const close = text.lastIndexOf(')');
   if (open < 0 || close < 0) return null;
   const rest = text.slice(close + 2).split(' ');
-  // rest: state ppid pgrp session tty_nr tpgid …
-  return { pid, comm: text.slice(open + 1, close), ppid: Number(rest[1]), pgrp: Number(rest[2]), tpgid: Number(rest[5]) };
+  // rest: state ppid pgrp session tty_nr tpgid flags minflt cminflt …
+  return { pid, comm: text.slice(open + 1, close), ppid: Number(rest[1]), pgrp: Number(rest[2]), tpgid: Number(rest[5]), reapedFaults: Number(rest[8]) };
 }
 
 export function processTable(): Map<number, ProcEntry> {

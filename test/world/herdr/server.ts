@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { AGENT_EXECUTABLES, SHELL_NAMES, canonicalKind, isStateAuthority, kindOfProcess, officialSourceKind, reportsPath } from './agents.js';
 import { parseKey, type KeyAction } from './keys.js';
 import { tmuxSocketFor } from './paths.js';
-import { foregroundOf, processTable, readCwd, readEnvVar, type Foreground, type ProcEntry } from './proc.js';
+import { foregroundOf, processTable, readCwd, readStat, readEnvVar, type Foreground, type ProcEntry } from './proc.js';
 import { CAPABILITIES, HerdrError, PROTOCOL, VERSION, type Json, type JsonObject, type Request, type Response } from './protocol.js';
 import { classifyScreen, type ScreenState } from './screen.js';
 import { Tmux } from './tmux.js';
@@ -67,6 +67,8 @@ interface Launch {
   at: number;
   deadline: number;
   sawPgid: number | null;
+  /** The shell's reaped-children faults when the command was typed (see ProcEntry.reapedFaults). */
+  reapedAtLaunch: number;
 }
 
 interface Workspace {
@@ -733,6 +735,8 @@ export class SimServer {
       throw new HerdrError('agent_pane_busy', `agent target pane ${paneId} is not an available shell`);
     }
     const exe = AGENT_EXECUTABLES[kind] ?? kind;
+    // Taken before typing: a command that ends at once may be reaped before the keys are acked.
+    const reapedAtLaunch = readStat(pane.shellPid)?.reapedFaults ?? 0;
     try {
       await this.tmux.sendLiteral(pane.tmuxId, [exe, ...args].map(shellQuote).join(' '));
       await this.tmux.sendKey(pane.tmuxId, 'Enter');
@@ -743,7 +747,7 @@ export class SimServer {
     pane.name = name;
     pane.namePgid = null;
     pane.interactiveReady = false;
-    pane.launch = { kind, at: now, deadline: now + timeout + 500, sawPgid: null };
+    pane.launch = { kind, at: now, deadline: now + timeout + 500, sawPgid: null, reapedAtLaunch };
     pane.revision++;
     return { type: 'agent_started', agent: this.agentInfo(pane), argv: [exe, ...args] };
   }
@@ -884,8 +888,11 @@ export class SimServer {
     }
     if (p.name && p.namePgid !== null && p.namePgid !== fg.pgid) this.clearName(p);
     if (p.launch) {
+      const shell = table.get(p.shellPid);
       if (!shellFg) p.launch.sawPgid = fg.pgid;
-      else if (p.launch.sawPgid !== null) this.clearName(p); // exited before becoming interactive
+      // Exited before becoming interactive: seen in the foreground and gone, or so brief that the
+      // only trace is the shell having reaped a child since the command was typed.
+      else if (p.launch.sawPgid !== null || (shell && shell.reapedFaults > p.launch.reapedAtLaunch)) this.clearName(p);
       if (p.launch && now > p.launch.deadline) this.clearName(p);
     }
     if (this.label(p) === null) p.interactiveReady = false;
