@@ -111,11 +111,11 @@ async function runOurs(world: World, link: Link, agentName: string, trace: boole
   };
 }
 
-async function runBaseline(world: World, link: Link, agentName: string, vegaRepo: string, branch: string): Promise<VariantRun> {
+async function runBaseline(world: World, link: Link, agentName: string): Promise<VariantRun> {
   const laptop = world.users.laptop!;
   const script = path.join(repoRoot(), 'bench', 'baseline.sh');
-  const run = await runTimed(laptop, ['/bin/bash', script, agentName, link.alias, vegaRepo, herdrBin(world)], { env: world.fastEnv });
-  const done = /^done (\S+) (\S+)$/m.exec(run.stdout);
+  const run = await runTimed(laptop, ['/bin/bash', script, agentName, link.alias, herdrBin(world)], { env: world.fastEnv });
+  const done = /^done (\S+) (\S+) (.+)$/m.exec(run.stdout);
   if (run.code !== 0 || !done) throw new Error(`baseline failed (exit ${run.code}): ${run.stdout}\n${run.stderr}`);
   const marks = baselineMarks(run);
   const span = (name: string) => {
@@ -123,7 +123,7 @@ async function runBaseline(world: World, link: Link, agentName: string, vegaRepo
     const next = marks[i + 1];
     return i >= 0 && next ? next.at - marks[i]!.at : NaN;
   };
-  return { run, landed: { pane: done[1]!, workspace: done[2]!, worktree: `${vegaRepo}.worktrees/${branch}` }, quitMs: span('quit'), startMs: span('start'), marks };
+  return { run, landed: { pane: done[1]!, workspace: done[2]!, worktree: done[3]! }, quitMs: span('quit'), startMs: span('start'), marks };
 }
 
 async function oneRun(world: World, link: Link, name: string, variant: Variant, index: number, trace: boolean): Promise<RunNumbers> {
@@ -132,7 +132,7 @@ async function oneRun(world: World, link: Link, name: string, variant: Variant, 
   let landed: Partial<Landed> = {};
   try {
     const before = link.counters();
-    const out = variant === 'ours' ? await runOurs(world, link, agentName, trace) : await runBaseline(world, link, agentName, prep.project.vega, prep.branch);
+    const out = variant === 'ours' ? await runOurs(world, link, agentName, trace) : await runBaseline(world, link, agentName);
     landed = out.landed;
     const moved = diff(link.counters(), before);
     await verifyLanded(world, prep, out.landed);

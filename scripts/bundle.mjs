@@ -4,6 +4,21 @@
 // optional native crypto is found relative to its own folder.
 import { build } from 'esbuild';
 
+/**
+ * zod's `z` namespace carries every message locale (about a third of the bundle), which a
+ * bundler cannot leave out of a namespace object. Only English is used (zod registers it itself),
+ * so the locale index is replaced by English alone.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]/.test(args.importer) ? { path: args.resolveDir.replace(/[\\/](classic|core|mini)$/, '/locales/en.js'), namespace: 'zod-english' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-english' }, (args) => ({ contents: `export { default as en } from ${JSON.stringify(args.path)};`, resolveDir: '/' }));
+  },
+};
+
 await build({
   entryPoints: ['dist/src/cli.js'],
   outfile: 'dist/cli.mjs',
@@ -12,6 +27,10 @@ await build({
   format: 'esm',
   target: 'node20',
   external: ['ssh2'],
+  plugins: [zodEnglishOnly],
+  // Less to read and parse at every start; names are kept (error names and stack traces stay readable).
+  minifyWhitespace: true,
+  minifySyntax: true,
   // Bundled CommonJS dependencies call require(): give the ES module one.
   banner: { js: "import { createRequire as __ahCreateRequire } from 'node:module'; const require = __ahCreateRequire(import.meta.url);" },
   logLevel: 'warning',

@@ -61,9 +61,9 @@ export interface DiscoverResult {
   checkout: TargetCheckout;
   /** Every matching checkout, best first. */
   checkouts: TargetCheckout[];
-  /** How the answer was found. */
-  via: 'dir' | 'cache' | 'scan';
-  /** Cache state: hit (all valid), pruned (hit after dropping stale entries), stale (all invalid, rescanned), miss, off (dir). */
+  /** How the answer was found ('memory': the checkouts this machine remembers, see precheckRemembered). */
+  via: 'dir' | 'memory' | 'cache' | 'scan';
+  /** Cache state: hit (all valid), pruned (hit after dropping stale entries), stale (all invalid, rescanned), miss, off (dir, memory). */
   cache: 'hit' | 'pruned' | 'stale' | 'miss' | 'off';
   /** Roots searched (empty when the cache answered). */
   roots: string[];
@@ -296,14 +296,72 @@ export function warmDiscovery(target: Host): void {
   warmedConfig.set(target, config);
 }
 
+/** A check of remembered checkouts, begun as soon as the target was connected. */
+interface Precheck {
+  key: string;
+  paths: string[];
+  valid: Promise<{ dir: string; remote: string }[]>;
+  described: Promise<string>;
+}
+const prechecked = new WeakMap<Host, Precheck>();
+
 /**
- * The checkouts the warm-up read of the cache lists for these remotes, unchecked (empty without a
- * warm-up or an entry): a guess of the answer, for reads that can start while it is checked.
+ * Start checking the checkouts this machine remembers for the source's primary remote on this
+ * target (src/git/checkout-memory.ts) — the same check a cache entry gets — without waiting for
+ * the target's cache to be read. The next discoverCheckout answers from it when they hold.
+ */
+export function precheckRemembered(target: Host, remotes: readonly RemoteOfRepo[], paths: readonly string[], timeoutMs = 60_000): void {
+  const key = remotes[0]?.key;
+  if (!key || paths.length === 0) return;
+  const keys = new Set(remotes.map((r) => r.key).filter(Boolean));
+  const described = describeOutput(target, paths);
+  described.catch(() => undefined);
+  const valid = runScan(target, ['check', ...paths], timeoutMs).then((found) => matching(target, found, keys));
+  valid.catch(() => undefined);
+  prechecked.set(target, { key, paths: [...paths], valid, described });
+}
+
+/**
+ * The checkouts the remembered check or, without one, the warm-up read of the cache lists for
+ * these remotes, unchecked (empty without either): a guess of the answer, for reads that can
+ * start while it is checked.
  */
 export async function cachedGuess(target: Host, remotes: readonly RemoteOfRepo[]): Promise<string[]> {
   const primary = remotes[0]?.key;
+  const pre = prechecked.get(target);
+  if (pre && pre.key === primary) return pre.paths;
   const got = primary ? await (warmed.get(target) ?? null) : null;
   return got?.cache.remotes[primary!]?.paths ?? [];
+}
+
+/**
+ * The remembered checkouts that hold, described (null when there was no check for this key, it
+ * failed, or none held: the cache and the search then answer). The target's cache is brought up
+ * to date off the critical path when it lacks them.
+ */
+async function fromRemembered(req: DiscoverRequest, primary: string, cacheFile: string): Promise<DiscoverResult | null> {
+  const { target } = req;
+  const pre = prechecked.get(target);
+  prechecked.delete(target);
+  if (!pre || pre.key !== primary) return null;
+  const checkouts = await pre.valid.then(
+    (valid) => describe(target, valid, req.branch, pre.described),
+    () => [],
+  );
+  const best = checkouts[0];
+  if (!best) return null;
+  const kept = checkouts.map((c) => c.path);
+  // Entries the cache has beyond these stay (they are checked when the cache is next used).
+  const saved = req.dryRun
+    ? NOTHING_TO_SAVE
+    : cacheOf(target, cacheFile).then(
+        (cache) => {
+          const listed = cache.remotes[primary]?.paths ?? [];
+          return kept.every((p) => listed.includes(p)) ? undefined : saveCache(target, cacheFile, withEntry(cache, primary, [...new Set([...kept, ...listed])]));
+        },
+        () => undefined,
+      );
+  return { checkout: best, checkouts, via: 'memory', cache: 'off', roots: [], saved };
 }
 
 /** config.json's content (undefined when missing), from the warm-up read when there was one. */
@@ -376,6 +434,8 @@ export async function discoverCheckout(req: DiscoverRequest): Promise<DiscoverRe
   }
 
   const cacheFile = path.posix.join(await configDir(target), 'repos.json');
+  const remembered = await fromRemembered(req, primary, cacheFile);
+  if (remembered) return remembered;
   const cache = await cacheOf(target, cacheFile);
   const cached = cache.remotes[primary]?.paths ?? [];
   let cacheState: DiscoverResult['cache'] = 'miss';

@@ -136,6 +136,8 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
   const intentEarly = besides(placementIntent(target.host, plan.placement));
   const plannedRoot = plan.sessionPlacement.configRoot;
   const earlyLook = besides(lookAtDestinations(target.host, plannedRoot, plan.unit.map((e) => destinationUnder(plannedRoot, e.dest))).catch(() => null));
+  // Filled in as soon as known, so a failure's plan shows it too.
+  void besides(plan.targetIntegrationAsked.then((state) => (plan.targetIntegration ??= state)));
   const targetState = hostStateDir(target.info);
   const markerFile = markerPath(targetState, plan.id);
   let markerWritten: Promise<unknown> | null = null;
@@ -245,6 +247,9 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     // local git runs that would otherwise come after the target is verified.
     const preparedStash = opts.keepSourceChanges ? undefined : besides(prepareStash(source.host, snap, plan.id, target.host.label));
     const integrationInstalled = await step('integration', 'checking the herdr integration on the target', async () => {
+      if (plan.targetIntegration?.status === 'current') return false;
+      // Asked while the agent quit (see Plan.targetIntegration); the result's plan shows it.
+      plan.targetIntegration ??= await plan.targetIntegrationAsked;
       if (plan.targetIntegration?.status === 'current') return false;
       await target.herdr.integrationInstall(adapter.integration);
       record({ kind: 'integration', target: adapter.integration });

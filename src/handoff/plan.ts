@@ -8,7 +8,8 @@ import type { AgentInfo, ProcessInfo } from '../herdr/schemas.js';
 import type { IntegrationState } from '../herdr/integration.js';
 import type { HerdrProbe } from '../herdr/client.js';
 import { SUPPORTED_KINDS, type SupportedKind } from '../result.js';
-import { cachedGuess, discoverCheckout, repoRemotes, warmDiscovery, type DiscoverResult, type RemoteOfRepo } from '../git/discover.js';
+import { recallCheckouts, rememberCheckouts } from '../git/checkout-memory.js';
+import { cachedGuess, discoverCheckout, precheckRemembered, repoRemotes, warmDiscovery, type DiscoverResult, type RemoteOfRepo } from '../git/discover.js';
 import { checkPlacement, readPlacementState, type PlacementPlan, type PlacementReads } from '../git/place.js';
 import { repoLayout, snapshotOf, type HeadLayout, type Snapshot } from '../git/snapshot.js';
 import { findAgent } from './find-agent.js';
@@ -46,7 +47,13 @@ export interface Plan {
   unit: UnitEntry[];
   targetHerdr: HerdrProbe;
   sourceHerdr: HerdrProbe;
+  /**
+   * The target's herdr integration for this kind. A handoff that goes ahead does not wait for it
+   * (a herdr process on the target, needed only at the integration step): it is null until
+   * `targetIntegrationAsked` settles, and execute fills it in then.
+   */
   targetIntegration: IntegrationState | null;
+  targetIntegrationAsked: Promise<IntegrationState | null>;
   targetAgentCli: string | null;
   warnings: string[];
 }
@@ -226,6 +233,8 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     snapping.catch(() => undefined);
     const remotes = await repoRemotes(source.host, layout.repoRoot);
     const sides = await input.sides;
+    // The checkouts this machine found there last time are checked now, beside the cache read.
+    if (searching && remotes[0]) precheckRemembered(sides.target.host, remotes, recallCheckouts(sides.target.host.label, remotes[0].key));
     await warmed;
     // The checkout the cache names is most likely the answer: what placing there needs is read
     // while the search checks it (used only when it is the answer).
@@ -268,7 +277,10 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const early = await freeEarly;
   if (early.root === sessionPlacement.configRoot) requireSpace(targetSide, early.free, unit);
   else await checkDisk(targetSide, sessionPlacement.configRoot, unit);
-  const [[sourceHerdr, targetHerdr], targetIntegration] = await Promise.all([herdrChecked, integrations.then(integrationOf)]);
+  const targetIntegrationAsked = integrations.then(integrationOf);
+  // Shown by a dry run and by --self's plan; a handoff that goes ahead asks it while the agent quits.
+  const waitForIntegration = opts.dryRun || opts.self;
+  const [[sourceHerdr, targetHerdr], targetIntegration] = await Promise.all([herdrChecked, waitForIntegration ? targetIntegrationAsked : null]);
   for (const p of new Set([sourceHerdr, targetHerdr])) if (p.version?.warning) warnings.push(p.version.warning);
 
   const sourceHandle = agent.agent_session?.value ?? (session.kind === 'pi' || session.kind === 'omp' ? session.file : session.id);
@@ -296,6 +308,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     targetHerdr,
     sourceHerdr,
     targetIntegration,
+    targetIntegrationAsked,
     targetAgentCli,
     warnings,
   };
@@ -315,6 +328,14 @@ async function guessPlacementRead(target: Side['host'], remotes: RemoteOfRepo[],
   return { repo: first, read };
 }
 
+/** The discovery's cache update, and (unless a dry run or a named --dir) this machine's memory of the answer, both off the critical path. */
+function keepDiscovery(sides: Sides, found: DiscoverResult, remotes: readonly RemoteOfRepo[], dryRun: boolean): void {
+  sides.background(found.saved);
+  const key = remotes[0]?.key;
+  if (dryRun || found.via === 'dir' || !key) return;
+  sides.background(rememberCheckouts(sides.target.host.label, key, found.checkouts.map((c) => c.path)));
+}
+
 async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayout, remotes: RemoteOfRepo[]): Promise<{ discovery: DiscoverResult | null; targetRepo: string; otherCheckouts: string[]; newBranch: boolean }> {
   const { target } = sides;
   if (opts.here) {
@@ -326,7 +347,7 @@ async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayou
         if (opts.dir) throw err;
         return null;
       });
-      if (found) sides.background(found.saved);
+      if (found) keepDiscovery(sides, found, remotes, opts.dryRun);
       const others = found?.checkouts.filter((c) => !c.worktrees.some((w) => w.path === snap.repoRoot)) ?? [];
       // --dir inside the agent's own repository (a subfolder, a linked worktree): say so rather
       // than quietly making a new worktree instead of what was named.
@@ -346,7 +367,7 @@ async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayou
     });
   }
   const found = await discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun });
-  sides.background(found.saved);
+  keepDiscovery(sides, found, remotes, opts.dryRun);
   return { discovery: found, targetRepo: found.checkout.path, otherCheckouts: found.checkouts.slice(1).map((c) => c.path), newBranch: opts.newBranch };
 }
 

@@ -4,7 +4,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { HandoffError } from '../../src/errors.js';
 import type { Host, HostInfo } from '../../src/host/host.js';
 import { LocalHost } from '../../src/host/local.js';
-import { discoverCheckout, rankCheckouts, repoRemotes, type RemoteOfRepo } from '../../src/git/discover.js';
+import { discoverCheckout, precheckRemembered, rankCheckouts, repoRemotes, type RemoteOfRepo } from '../../src/git/discover.js';
+import { recallCheckouts, rememberCheckouts } from '../../src/git/checkout-memory.js';
 import { normaliseRemote } from '../../src/git/remote-url.js';
 import { cleanupTemp, g, makePair, tempDir } from './repos.js';
 
@@ -148,6 +149,52 @@ describe('discoverCheckout', () => {
     expect(pruned).toMatchObject({ via: 'cache', cache: 'pruned' });
     expect(pruned.checkouts.map((c) => c.path).sort()).toEqual([w.repos.team, w.repos.atHome, w.repos.hostile].sort());
     expect(JSON.parse(fs.readFileSync(w.cacheFile, 'utf8')).remotes[remotes[0]?.key ?? ''].paths.length).toBe(3);
+  });
+
+  it('answers from the checkouts this machine remembers without reading the cache first, and brings the cache up to date', async () => {
+    const w = makeHome();
+    const remotes = await repoRemotes(w.pair.sourceHost, w.pair.source);
+    const key = remotes[0]?.key ?? '';
+    g(w.repos.team, 'checkout', '-q', '-b', 'feature');
+    const remembered = [w.repos.team, w.repos.atHome];
+    // The cache names only one of them: it is read after the answer, off the critical path.
+    fs.mkdirSync(path.dirname(w.cacheFile), { recursive: true });
+    fs.writeFileSync(w.cacheFile, JSON.stringify({ version: 1, remotes: { [key]: { paths: [w.repos.atHome], updatedAt: 'x' } } }));
+    precheckRemembered(w.host, remotes, remembered);
+    const res = await discoverCheckout({ target: w.host, remotes, branch: 'feature' });
+    expect(res).toMatchObject({ via: 'memory', cache: 'off', roots: [] });
+    expect(res.checkout.path).toBe(w.repos.team);
+    expect(res.checkouts.map((c) => c.path)).toEqual(remembered);
+    await res.saved;
+    expect(JSON.parse(fs.readFileSync(w.cacheFile, 'utf8')).remotes[key].paths.sort()).toEqual(remembered.sort());
+
+    // Remembered folders that no longer hold the repository: the cache answers as before.
+    fs.rmSync(w.repos.team, { recursive: true });
+    precheckRemembered(w.host, remotes, [w.repos.team]);
+    const fell = await discoverCheckout({ target: w.host, remotes, branch: 'feature' });
+    expect(fell).toMatchObject({ via: 'cache', cache: 'pruned' });
+    expect(fell.checkout.path).toBe(w.repos.atHome);
+    await fell.saved;
+  });
+
+  it('keeps the remembered checkouts per host and repository, privately, and forgets on an empty answer', async () => {
+    const file = path.join(tempDir(), 'state', 'checkouts.json');
+    expect(recallCheckouts('vega@h:22', 'github.com/o/r', file)).toEqual([]);
+    await rememberCheckouts('vega@h:22', 'github.com/o/r', ['/home/vega/r', '/home/vega/r2'], file);
+    await rememberCheckouts('vega@h:22', 'github.com/o/other', ['/home/vega/other'], file);
+    await rememberCheckouts('local', 'github.com/o/r', ['/home/me/r'], file);
+    expect(recallCheckouts('vega@h:22', 'github.com/o/r', file)).toEqual(['/home/vega/r', '/home/vega/r2']);
+    expect(recallCheckouts('local', 'github.com/o/r', file)).toEqual(['/home/me/r']);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    await rememberCheckouts('vega@h:22', 'github.com/o/r', [], file);
+    expect(recallCheckouts('vega@h:22', 'github.com/o/r', file)).toEqual([]);
+    expect(recallCheckouts('vega@h:22', 'github.com/o/other', file)).toEqual(['/home/vega/other']);
+    // A damaged file is no memory at all, and is replaced by the next answer.
+    fs.writeFileSync(file, '{ not json');
+    expect(recallCheckouts('local', 'github.com/o/r', file)).toEqual([]);
+    await rememberCheckouts('local', 'github.com/o/r', ['/home/me/r'], file);
+    expect(recallCheckouts('local', 'github.com/o/r', file)).toEqual(['/home/me/r']);
+    expect(fs.readdirSync(path.dirname(file))).toEqual(['checkouts.json']);
   });
 
   it('rescans when every cached entry is stale, and matches remotes spelled differently', async () => {

@@ -1,0 +1,68 @@
+// What this machine remembers of where a target keeps its checkouts of a repository: a hint that
+// lets the check of the likely answer start the moment the target is connected, instead of after
+// the target's own cache (repos.json) has been read over the connection. Never trusted as it is:
+// the target checks the folders exactly as it checks its cache's entries.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { stateDir } from '../handoff/journal.js';
+
+const Memory = z.object({
+  version: z.literal(1),
+  /** Host label (user@host:port, or local) → remote key → the checkouts found there, best first. */
+  hosts: z.record(z.string(), z.record(z.string(), z.array(z.string()))),
+});
+type Memory = z.infer<typeof Memory>;
+
+/** Hosts and repositories kept (oldest dropped first): a hint file, not a history. */
+const MAX_HOSTS = 32;
+const MAX_REPOS_PER_HOST = 64;
+
+export function memoryFile(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(stateDir(env), 'checkouts.json');
+}
+
+function load(file: string): Memory {
+  try {
+    const parsed = Memory.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
+    if (parsed.success) return parsed.data;
+  } catch {
+    // missing or unreadable: nothing remembered
+  }
+  return { version: 1, hosts: {} };
+}
+
+/** The checkouts remembered for this host and remote key (empty when none). */
+export function recallCheckouts(hostLabel: string, remoteKey: string, file = memoryFile()): string[] {
+  return load(file).hosts[hostLabel]?.[remoteKey] ?? [];
+}
+
+/**
+ * Remember the checkouts a search or check found (empty: forget them). Written atomically and
+ * private; a failure only costs the next handoff the hint, so it never reaches the caller.
+ */
+export async function rememberCheckouts(hostLabel: string, remoteKey: string, paths: readonly string[], file = memoryFile()): Promise<void> {
+  try {
+    const memory = load(file);
+    const repos = { ...(memory.hosts[hostLabel] ?? {}) };
+    const before = repos[remoteKey];
+    if (before && before.length === paths.length && before.every((p, i) => p === paths[i])) return;
+    // Re-inserted last: key order is the recency order the caps drop by.
+    delete repos[remoteKey];
+    if (paths.length > 0) repos[remoteKey] = [...paths];
+    const hosts = { ...memory.hosts };
+    delete hosts[hostLabel];
+    hosts[hostLabel] = Object.fromEntries(Object.entries(repos).slice(-MAX_REPOS_PER_HOST));
+    const next: Memory = { version: 1, hosts: Object.fromEntries(Object.entries(hosts).slice(-MAX_HOSTS)) };
+    await fs.promises.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+    const tmp = `${file}.tmp-${randomBytes(6).toString('hex')}`;
+    await fs.promises.writeFile(tmp, JSON.stringify(next) + '\n', { mode: 0o600 });
+    await fs.promises.rename(tmp, file).catch(async (err: unknown) => {
+      await fs.promises.rm(tmp, { force: true });
+      throw err;
+    });
+  } catch {
+    // a hint that could not be written
+  }
+}
