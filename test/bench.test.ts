@@ -27,8 +27,10 @@ describe('npm run bench (smoke)', () => {
     // One handshake per host: the source is this machine, so vega only.
     expect(report.variants.ours.median.handshakes).toBe(1);
     expect(report.goal).toMatchObject({ handshakes_per_host: 1, handshakes_met: true, overhead_ratio_max: 0.25 });
-    // The baseline opens a connection per remote step (agent list, push, worktree, apply, mkdir, scp, workspace, start).
-    expect(report.variants.baseline.median.handshakes).toBeGreaterThanOrEqual(8);
+    // The baseline opens a connection per remote step (check, find the clone, push, worktree,
+    // apply, mkdir, scp, workspace, start, verify), and names its steps.
+    expect(report.variants.baseline.median.handshakes).toBeGreaterThanOrEqual(10);
+    expect(report.variants.baseline.runs[0]!.steps.map((s) => s.step)).toEqual(expect.arrayContaining(['check-target', 'find-checkout', 'verify']));
     expect(report.ratios.handshakes).toBeCloseTo(1 / report.variants.baseline.median.handshakes, 3);
     for (const k of ['round_trips', 'overhead_ms', 'wall_ms'] as const) expect(Number.isFinite(report.ratios[k])).toBe(true);
     expect(humanTable(report)).toMatch(/handshakes\s+1\s+\d+/);
