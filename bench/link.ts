@@ -4,7 +4,7 @@
 // the top of ~/.ssh/config for the run and removed afterwards.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { World, WorldUser } from '../test/world/machines.js';
+import { sshConfigFragment, type World, type WorldUser } from '../test/world/machines.js';
 import { startDelayProxy, type DelayProxy } from './delay-proxy.js';
 import { startTap, type Tap, type TapEvent } from './tap.js';
 
@@ -59,27 +59,16 @@ export async function openLink(world: World, opts: { alias: string; oneWayDelayM
   };
 }
 
-/** Write the alias and its known_hosts into the laptop's ~/.ssh; returns the undo. */
+/** Write the alias (a config fragment) and its known_hosts into the laptop's ~/.ssh; returns the undo. */
 function installAlias(laptop: WorldUser, vega: WorldUser, world: World, alias: string, port: number): () => void {
-  const sshDir = path.join(laptop.home, '.ssh');
-  const kh = path.join(sshDir, `known_hosts_${alias}`);
-  const cfg = path.join(sshDir, `config_${alias}`);
-  const mainCfg = path.join(sshDir, 'config');
+  const kh = path.join(laptop.home, '.ssh', `known_hosts_${alias}`);
   const hostKey = world.sshd.hostKeyLine.split(' ').slice(1).join(' ');
   fs.writeFileSync(kh, `${alias} ${hostKey}\n`, { mode: 0o644 });
+  fs.chownSync(kh, laptop.uid, laptop.gid);
   const lines = [`Host ${alias}`, '  HostName 127.0.0.1', `  Port ${port}`, `  User ${vega.name}`, `  HostKeyAlias ${alias}`, `  UserKnownHostsFile ${kh}`, '  StrictHostKeyChecking yes', '  ControlMaster no', '  ControlPath none', ''];
-  fs.writeFileSync(cfg, lines.join('\n'), { mode: 0o600 });
-  for (const f of [kh, cfg]) fs.chownSync(f, laptop.uid, laptop.gid);
-  const include = `Include ${cfg}\n`;
-  const text = fs.readFileSync(mainCfg, 'utf8');
-  if (!text.includes(include)) fs.writeFileSync(mainCfg, include + text);
+  const removeFragment = sshConfigFragment(laptop, alias, lines.join('\n'));
   return () => {
-    try {
-      fs.writeFileSync(mainCfg, fs.readFileSync(mainCfg, 'utf8').split(include).join(''));
-    } catch {
-      // the world was torn down meanwhile
-    }
-    fs.rmSync(cfg, { force: true });
+    removeFragment();
     fs.rmSync(kh, { force: true });
   };
 }

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { gitAs, herdr, herdrOk, makeProject, resetClone, runAs, screen, waitFor, writeAs, type ProcResult, type Project } from '../helpers/e2e.js';
-import type { World, WorldUser } from '../world/machines.js';
+import { sshConfigFragment, type World, type WorldUser } from '../world/machines.js';
 
 /** git blob id of a file's bytes (as `git hash-object` computes it). */
 export function blobId(data: Buffer): string {
@@ -144,14 +144,8 @@ export function sshAlias(world: World, name: string, port: number, user = 'vega'
   const kh = `${laptop.home}/.ssh/known_hosts_${name}`;
   const hostKey = world.sshd.hostKeyLine.split(' ').slice(1).join(' ');
   fs.writeFileSync(kh, `${name} ${hostKey}\n`);
-  const cfg = `${laptop.home}/.ssh/config_${name}`;
-  fs.writeFileSync(cfg, `Host ${name}\n  HostName 127.0.0.1\n  Port ${port}\n  User ${user}\n  HostKeyAlias ${name}\n  UserKnownHostsFile ${kh}\n  ConnectTimeout 5\n`);
-  for (const f of [kh, cfg]) fs.chownSync(f, laptop.uid, laptop.gid);
-  const mainCfg = `${laptop.home}/.ssh/config`;
-  const line = `Include ${cfg}\n`;
-  const main = fs.readFileSync(mainCfg, 'utf8');
-  if (!main.includes(line)) fs.writeFileSync(mainCfg, line + main);
-  return () => fs.writeFileSync(mainCfg, fs.readFileSync(mainCfg, 'utf8').replace(line, ''));
+  fs.chownSync(kh, laptop.uid, laptop.gid);
+  return sshConfigFragment(laptop, name, `Host ${name}\n  HostName 127.0.0.1\n  Port ${port}\n  User ${user}\n  HostKeyAlias ${name}\n  UserKnownHostsFile ${kh}\n  ConnectTimeout 5\n`);
 }
 
 /** A loopback TCP proxy to sshd whose open connections can be cut at will (the network drops). */

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { handoff, runAs } from '../helpers/e2e.js';
-import { startSshd, type World, type WorldUser } from '../world/machines.js';
+import { sshConfigFragment, startSshd, type World, type WorldUser } from '../world/machines.js';
 
 let world: World;
 let laptop: WorldUser;
@@ -19,16 +19,13 @@ function own(file: string, text: string, mode = 0o600): string {
   return file;
 }
 
-/** Add `Host` blocks for this test through an Include line, removed again afterwards. */
+/** Add `Host` blocks for this test as an ssh config fragment, removed again afterwards. */
 async function withConfig<T>(name: string, text: string, fn: () => Promise<T>): Promise<T> {
-  const cfg = own(path.join(dir, `config-${name}`), text);
-  const main = path.join(laptop.home, '.ssh', 'config');
-  const include = `Include ${cfg}\n`;
-  fs.writeFileSync(main, include + fs.readFileSync(main, 'utf8'));
+  const remove = sshConfigFragment(laptop, `doctor-ssh-${name}`, text);
   try {
     return await fn();
   } finally {
-    fs.writeFileSync(main, fs.readFileSync(main, 'utf8').replace(include, ''));
+    remove();
   }
 }
 

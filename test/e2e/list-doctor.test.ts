@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { handoff, herdrOk, resetClone, runAs, startFakeAgent, type StartedAgent } from '../helpers/e2e.js';
-import type { World } from '../world/machines.js';
+import { sshConfigFragment, type World } from '../world/machines.js';
 import { startDelayProxy, type DelayProxy } from '../../bench/delay-proxy.js';
 
 let world: World;
@@ -37,16 +37,12 @@ async function countedAlias(name: string): Promise<{ proxy: DelayProxy; restore:
   const kh = `${laptop.home}/.ssh/known_hosts_${name}`;
   const hostKey = world.sshd.hostKeyLine.split(' ').slice(1).join(' ');
   fs.writeFileSync(kh, `${name} ${hostKey}\n`);
-  const cfg = `${laptop.home}/.ssh/config_${name}`;
-  fs.writeFileSync(cfg, `Host ${name}\n  HostName 127.0.0.1\n  Port ${proxy.port}\n  User vega\n  HostKeyAlias ${name}\n  UserKnownHostsFile ${kh}\n`);
-  for (const f of [kh, cfg]) fs.chownSync(f, laptop.uid, laptop.gid);
-  const mainCfg = `${laptop.home}/.ssh/config`;
-  const main = fs.readFileSync(mainCfg, 'utf8');
-  fs.writeFileSync(mainCfg, `Include ${cfg}\n${main}`);
+  fs.chownSync(kh, laptop.uid, laptop.gid);
+  const remove = sshConfigFragment(laptop, name, `Host ${name}\n  HostName 127.0.0.1\n  Port ${proxy.port}\n  User vega\n  HostKeyAlias ${name}\n  UserKnownHostsFile ${kh}\n`);
   return {
     proxy,
     restore: async () => {
-      fs.writeFileSync(mainCfg, fs.readFileSync(mainCfg, 'utf8').replace(`Include ${cfg}\n`, ''));
+      remove();
       await proxy.close();
     },
   };
@@ -106,19 +102,14 @@ describe('doctor', () => {
     const kh = `${laptop.home}/.ssh/known_hosts_empty`;
     fs.writeFileSync(kh, '');
     fs.chownSync(kh, laptop.uid, laptop.gid);
-    const cfg = `${laptop.home}/.ssh/config_unknown`;
-    fs.writeFileSync(cfg, `Host vega-unknown\n  HostName 127.0.0.1\n  Port ${world.sshd.port}\n  User vega\n  UserKnownHostsFile ${kh}\n`);
-    fs.chownSync(cfg, laptop.uid, laptop.gid);
-    const mainCfg = `${laptop.home}/.ssh/config`;
-    fs.writeFileSync(mainCfg, `Include ${cfg}\n${fs.readFileSync(mainCfg, 'utf8')}`);
+    const remove = sshConfigFragment(laptop, 'vega-unknown', `Host vega-unknown\n  HostName 127.0.0.1\n  Port ${world.sshd.port}\n  User vega\n  UserKnownHostsFile ${kh}\n`);
     try {
       const r = await handoff(world, laptop, ['doctor', 'vega-unknown']);
       expect(r.code).toBe(1);
       const problem = (r.json.problems as { code: string; fix: string }[]).find((p) => p.code === 'host_key_unknown');
       expect(problem?.fix).toMatch(/ssh-keyscan/);
     } finally {
-      // Other test files add their own Include lines meanwhile: remove only ours.
-      fs.writeFileSync(mainCfg, fs.readFileSync(mainCfg, 'utf8').replace(`Include ${cfg}\n`, ''));
+      remove();
     }
   });
 });

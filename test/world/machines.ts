@@ -322,8 +322,29 @@ function cloneFor(user: WorldUser, origin: string, rel: string): string {
   return dest;
 }
 
+/** The world's ssh config: the fragments tests add (see sshConfigFragment) first, then the machines. */
 function sshConfigText(aliases: { name: string; user: string; port: number; host: string }[]): string {
-  return aliases.map((a) => `Host ${a.name}\n  HostName ${a.host}\n  Port ${a.port}\n  User ${a.user}\n`).join('\n');
+  return [`Include ${SSH_FRAGMENTS}/*\n`, ...aliases.map((a) => `Host ${a.name}\n  HostName ${a.host}\n  Port ${a.port}\n  User ${a.user}\n`)].join('\n');
+}
+
+/** Folder of ssh config fragments, relative to ~/.ssh (Include'd at the top of the world's config). */
+const SSH_FRAGMENTS = 'config.d';
+
+/**
+ * Add `Host` blocks to `user`'s ssh config as the fragment ~/.ssh/config.d/<name>, put in place
+ * with a rename; returns its removal. Test files run side by side and each adds its own: the
+ * main config is never rewritten, so no reader sees it half-written and no fragment is lost.
+ */
+export function sshConfigFragment(user: WorldUser, name: string, text: string): () => void {
+  const dir = path.join(user.home, '.ssh', SSH_FRAGMENTS);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  fs.chownSync(dir, user.uid, user.gid);
+  const file = path.join(dir, name);
+  const tmp = path.join(user.home, '.ssh', `.${name}.${process.pid}.tmp`);
+  fs.writeFileSync(tmp, text, { mode: 0o600 });
+  fs.chownSync(tmp, user.uid, user.gid);
+  fs.renameSync(tmp, file);
+  return () => fs.rmSync(file, { force: true });
 }
 
 /** Hooks filled in by the simulator and fake agents once they exist (kept optional here). */
