@@ -296,12 +296,23 @@ export function warmDiscovery(target: Host): void {
   warmedConfig.set(target, config);
 }
 
+/**
+ * The listed folders that still hold a checkout with one of `keys`, described and ranked. They are
+ * described while they are checked: one round trip instead of two.
+ */
+async function checkListed(target: Host, folders: readonly string[], keys: ReadonlySet<string>, branch: string | null, timeoutMs: number): Promise<TargetCheckout[]> {
+  const described = describeOutput(target, folders);
+  described.catch(() => undefined);
+  const valid = await matching(target, await runScan(target, ['check', ...folders], timeoutMs), keys);
+  return describe(target, valid, branch, described);
+}
+
 /** A check of remembered checkouts, begun as soon as the target was connected. */
 interface Precheck {
   key: string;
+  branch: string | null;
   paths: string[];
-  valid: Promise<{ dir: string; remote: string }[]>;
-  described: Promise<string>;
+  checkouts: Promise<TargetCheckout[]>;
 }
 const prechecked = new WeakMap<Host, Precheck>();
 
@@ -310,15 +321,12 @@ const prechecked = new WeakMap<Host, Precheck>();
  * target (src/git/checkout-memory.ts) — the same check a cache entry gets — without waiting for
  * the target's cache to be read. The next discoverCheckout answers from it when they hold.
  */
-export function precheckRemembered(target: Host, remotes: readonly RemoteOfRepo[], paths: readonly string[], timeoutMs = 60_000): void {
+export function precheckRemembered(target: Host, remotes: readonly RemoteOfRepo[], branch: string | null, paths: readonly string[], timeoutMs = 60_000): void {
   const key = remotes[0]?.key;
   if (!key || paths.length === 0) return;
-  const keys = new Set(remotes.map((r) => r.key).filter(Boolean));
-  const described = describeOutput(target, paths);
-  described.catch(() => undefined);
-  const valid = runScan(target, ['check', ...paths], timeoutMs).then((found) => matching(target, found, keys));
-  valid.catch(() => undefined);
-  prechecked.set(target, { key, paths: [...paths], valid, described });
+  const checkouts = checkListed(target, paths, new Set(remotes.map((r) => r.key).filter(Boolean)), branch, timeoutMs);
+  checkouts.catch(() => undefined);
+  prechecked.set(target, { key, branch, paths: [...paths], checkouts });
 }
 
 /**
@@ -335,19 +343,16 @@ export async function cachedGuess(target: Host, remotes: readonly RemoteOfRepo[]
 }
 
 /**
- * The remembered checkouts that hold, described (null when there was no check for this key, it
- * failed, or none held: the cache and the search then answer). The target's cache is brought up
+ * The remembered checkouts that hold, described (null when there was no check for this key and
+ * branch, it failed, or none held: the cache and the search then answer). The target's cache is brought up
  * to date off the critical path when it lacks them.
  */
 async function fromRemembered(req: DiscoverRequest, primary: string, cacheFile: string): Promise<DiscoverResult | null> {
   const { target } = req;
   const pre = prechecked.get(target);
   prechecked.delete(target);
-  if (!pre || pre.key !== primary) return null;
-  const checkouts = await pre.valid.then(
-    (valid) => describe(target, valid, req.branch, pre.described),
-    () => [],
-  );
+  if (!pre || pre.key !== primary || pre.branch !== req.branch) return null;
+  const checkouts = await pre.checkouts.catch(() => []);
   const best = checkouts[0];
   if (!best) return null;
   const kept = checkouts.map((c) => c.path);
@@ -440,11 +445,7 @@ export async function discoverCheckout(req: DiscoverRequest): Promise<DiscoverRe
   const cached = cache.remotes[primary]?.paths ?? [];
   let cacheState: DiscoverResult['cache'] = 'miss';
   if (cached.length > 0) {
-    // The cached folders are described while they are checked: one round trip instead of two.
-    const described = describeOutput(target, cached);
-    described.catch(() => undefined);
-    const valid = await matching(target, await runScan(target, ['check', ...cached], timeoutMs), keys);
-    const checkouts = await describe(target, valid, req.branch, described);
+    const checkouts = await checkListed(target, cached, keys, req.branch, timeoutMs);
     if (checkouts.length > 0) {
       const kept = checkouts.map((c) => c.path);
       const pruned = kept.length !== cached.length || kept.some((p) => !cached.includes(p));

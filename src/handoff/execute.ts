@@ -247,7 +247,6 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     // local git runs that would otherwise come after the target is verified.
     const preparedStash = opts.keepSourceChanges ? undefined : besides(prepareStash(source.host, snap, plan.id, target.host.label));
     const integrationInstalled = await step('integration', 'checking the herdr integration on the target', async () => {
-      if (plan.targetIntegration?.status === 'current') return false;
       // Asked while the agent quit (see Plan.targetIntegration); the result's plan shows it.
       plan.targetIntegration ??= await plan.targetIntegrationAsked;
       if (plan.targetIntegration?.status === 'current') return false;

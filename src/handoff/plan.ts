@@ -234,7 +234,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     const remotes = await repoRemotes(source.host, layout.repoRoot);
     const sides = await input.sides;
     // The checkouts this machine found there last time are checked now, beside the cache read.
-    if (searching && remotes[0]) precheckRemembered(sides.target.host, remotes, recallCheckouts(sides.target.host.label, remotes[0].key));
+    if (searching && remotes[0]) precheckRemembered(sides.target.host, remotes, layout.branch, recallCheckouts(sides.target.host.label, remotes[0].key));
     await warmed;
     // The checkout the cache names is most likely the answer: what placing there needs is read
     // while the search checks it (used only when it is the answer).

@@ -160,7 +160,7 @@ describe('discoverCheckout', () => {
     // The cache names only one of them: it is read after the answer, off the critical path.
     fs.mkdirSync(path.dirname(w.cacheFile), { recursive: true });
     fs.writeFileSync(w.cacheFile, JSON.stringify({ version: 1, remotes: { [key]: { paths: [w.repos.atHome], updatedAt: 'x' } } }));
-    precheckRemembered(w.host, remotes, remembered);
+    precheckRemembered(w.host, remotes, 'feature', remembered);
     const res = await discoverCheckout({ target: w.host, remotes, branch: 'feature' });
     expect(res).toMatchObject({ via: 'memory', cache: 'off', roots: [] });
     expect(res.checkout.path).toBe(w.repos.team);
@@ -170,7 +170,7 @@ describe('discoverCheckout', () => {
 
     // Remembered folders that no longer hold the repository: the cache answers as before.
     fs.rmSync(w.repos.team, { recursive: true });
-    precheckRemembered(w.host, remotes, [w.repos.team]);
+    precheckRemembered(w.host, remotes, 'feature', [w.repos.team]);
     const fell = await discoverCheckout({ target: w.host, remotes, branch: 'feature' });
     expect(fell).toMatchObject({ via: 'cache', cache: 'pruned' });
     expect(fell.checkout.path).toBe(w.repos.atHome);
