@@ -46,6 +46,8 @@ export interface PlacementRequest {
   read?: Promise<PlacementReads>;
   /** `place` only: ask questions about commits here (e.g. the source, which has them all) instead of the target. */
   commitsOn?: { host: Host; repo: string };
+  /** What wip changes relative to head, when already known (the snapshot lists it), instead of asking. */
+  changedFiles?: ChangedFile[];
 }
 
 /** What deciding a placement reads of the target. */
@@ -121,7 +123,8 @@ async function planPlacement(req: PlacementRequest, commits: CommitOracle): Prom
   // The target's state (with where a new worktree of the source's branch would most likely go:
   // newWorktreePath uses that answer when it picks that very path), unless read ahead.
   const reads = req.read ?? readPlacementState(target, req.targetRepo, !wantNew ? req.sourceBranch : null);
-  const [{ worktrees, refs, likely, homeExists }, snapshotChanges] = await Promise.all([reads, wip ? commits.changed(head, wip) : Promise.resolve([])]);
+  const changes = !wip ? [] : (req.changedFiles ?? commits.changed(head, wip));
+  const [{ worktrees, refs, likely, homeExists }, snapshotChanges] = await Promise.all([reads, changes]);
   const main = worktrees[0];
   if (!main) throw new HandoffError('git_failed', `git listed no worktree for ${req.targetRepo} on ${target.label}.`);
   let branch: string;

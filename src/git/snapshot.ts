@@ -136,7 +136,7 @@ const WORKING_TREE_SCRIPT = ['i=$1; t=$2; shift 2', ...TREE_FROM_TEMP_INDEX].joi
  * program: the git folder is asked there too, so a remote check costs one round trip, not two.
  */
 export async function headAndWorkingTree(host: Host, worktree: string): Promise<{ head: string; tree: string }> {
-  const r = await host.run(['/bin/sh', '-c', HEAD_AND_TREE_SCRIPT, 'sh', path.posix.basename(tempName('/', 'index')), ...GIT_BASE_CONFIG], { cwd: worktree, env: GIT_BASE_ENV });
+  const r = await host.run(['/bin/sh', '-c', HEAD_AND_TREE_SCRIPT, 'sh', tempIndexName(), ...GIT_BASE_CONFIG], { cwd: worktree, env: GIT_BASE_ENV });
   const [head = '', tree = ''] = treeWritten(host, worktree, `of ${worktree}`, r).stdout.trim().split('\n');
   return { head, tree };
 }
@@ -150,28 +150,80 @@ const HEAD_AND_TREE_SCRIPT = [
   ...TREE_FROM_TEMP_INDEX,
 ].join('\n');
 
+/** The exit code of UNCHANGED_GUARD_SCRIPT when HEAD or the working tree is not the expected one. */
+export const STATE_CHANGED_EXIT = 3;
+
+/**
+ * $1 the expected `HEAD:tree`, $2 a temporary index's name (in the git folder), then git's base
+ * options: prints HEAD and the working tree (as headAndWorkingTree), and exits
+ * STATE_CHANGED_EXIT when they are not the expected ones — a guard that can run first in a
+ * program that goes on to change the checkout only when nothing changed.
+ */
+export const UNCHANGED_GUARD_SCRIPT = ['f=$1; shift', 'o=$(', HEAD_AND_TREE_SCRIPT, ') || exit $?', 'printf "%s\\n" "$o"', 'set -f; set -- $o', `[ "$1:$2" = "$f" ] || exit ${STATE_CHANGED_EXIT}`].join('\n');
+
+/** The temporary index name the scripts above take (it goes in the git folder, found there). */
+export function tempIndexName(): string {
+  return path.posix.basename(tempName('/', 'index'));
+}
+
 /** Snapshot the uncommitted work of the checkout containing `cwd`. Changes nothing the user sees. */
 export async function snapshot(host: Host, cwd: string): Promise<Snapshot> {
   return snapshotOf(host, await repoLayout(host, cwd));
 }
 
+/**
+ * The snapshot again (after the quit) of a checkout looked at before: HEAD and the working tree
+ * are asked side by side, the tree through the git folder known from then. Should the checkout
+ * turn out to be another one, its tree is asked again there.
+ */
+export async function snapshotAgain(host: Host, cwd: string, known: Pick<RepoLayout, 'repoRoot' | 'gitDir'>): Promise<Snapshot> {
+  const [layoutAsked, treeAsked] = await Promise.allSettled([repoLayout(host, cwd), workingTree(host, known)]);
+  // A checkout that is gone or broken is best told by the layout.
+  if (layoutAsked.status === 'rejected') throw layoutAsked.reason;
+  const layout = layoutAsked.value;
+  if (layout.gitDir !== known.gitDir || layout.repoRoot !== known.repoRoot) return snapshotOf(host, layout);
+  if (treeAsked.status === 'rejected') throw treeAsked.reason;
+  return snapshotWithTree(host, layout, treeAsked.value);
+}
+
 /** The snapshot of a checkout whose layout is known (the plan asks the layout first, to start looking on the target sooner). */
 export async function snapshotOf(host: Host, layout: HeadLayout): Promise<Snapshot> {
-  const tree = await workingTree(host, layout);
-  const headTree = layout.headTree;
+  return snapshotWithTree(host, layout, await workingTree(host, layout));
+}
+
+async function snapshotWithTree(host: Host, layout: HeadLayout, tree: string): Promise<Snapshot> {
   let commit: string | null = null;
   let changedFiles: ChangedFile[] = [];
-  if (tree !== headTree) {
-    const message = `agent-handoff snapshot of ${layout.branch ?? 'detached HEAD'}`;
-    commit = line(await git(host, layout.repoRoot, ['commit-tree', '--no-gpg-sign', '-p', layout.head, '-m', message, tree], { env: SNAPSHOT_IDENTITY }));
-    changedFiles = await changedBetween(host, layout.repoRoot, layout.head, commit);
-  }
+  if (tree !== layout.headTree) ({ commit, changedFiles } = await commitSnapshot(host, layout, tree));
   return { ...layout, snapshot: commit, tree, changedFiles, fingerprint: `${layout.head}:${tree}` };
+}
+
+/** $1 HEAD, $2 the tree, $3 the message, then git's base options: the commit's id on a line, then what it changes (diff-tree -z). */
+const COMMIT_AND_DIFF_SCRIPT = [
+  'h=$1; t=$2; m=$3; shift 3',
+  'c=$(git "$@" commit-tree --no-gpg-sign -p "$h" -m "$m" "$t") || exit $?',
+  'printf "%s\\n" "$c"',
+  'exec git "$@" diff-tree -r -z --no-renames --name-status "$h" "$c"',
+].join('\n');
+
+/** The snapshot commit (parent HEAD) and the files it changes: one program. */
+async function commitSnapshot(host: Host, layout: HeadLayout, tree: string): Promise<{ commit: string; changedFiles: ChangedFile[] }> {
+  const message = `agent-handoff snapshot of ${layout.branch ?? 'detached HEAD'}`;
+  const r = await host.run(['/bin/sh', '-c', COMMIT_AND_DIFF_SCRIPT, 'sh', layout.head, tree, message, ...GIT_BASE_CONFIG], { cwd: layout.repoRoot, env: { ...GIT_BASE_ENV, ...SNAPSHOT_IDENTITY } });
+  const nl = r.stdout.indexOf('\n');
+  const commit = nl > 0 ? r.stdout.slice(0, nl) : '';
+  if (r.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(commit)) throw gitFailed(host, layout.repoRoot, ['commit-tree', '-p', layout.head, tree], r);
+  return { commit, changedFiles: parseNameStatus(r.stdout.slice(nl + 1)) };
 }
 
 /** Files that differ between two commits (renames not detected: one entry per path). */
 export async function changedBetween(host: Host, cwd: string, from: string, to: string): Promise<ChangedFile[]> {
-  const out = splitNul((await git(host, cwd, ['diff-tree', '-r', '-z', '--no-renames', '--name-status', from, to])).stdout);
+  return parseNameStatus((await git(host, cwd, ['diff-tree', '-r', '-z', '--no-renames', '--name-status', from, to])).stdout);
+}
+
+/** `diff-tree -z --name-status` output → one entry per path. */
+function parseNameStatus(stdout: string): ChangedFile[] {
+  const out = splitNul(stdout);
   const files: ChangedFile[] = [];
   for (let i = 0; i + 1 < out.length; i += 2) files.push({ status: out[i] ?? '', path: out[i + 1] ?? '' });
   return files;

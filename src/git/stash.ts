@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Host } from '../host/host.js';
 import { runInOrder } from '../host/run-in-order.js';
 import { copyIndex, GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, line, splitNul, tempName } from './git.js';
-import { repoLayout, SNAPSHOT_IDENTITY, workingTree, type Snapshot } from './snapshot.js';
+import { headAndWorkingTree, SNAPSHOT_IDENTITY, STATE_CHANGED_EXIT, tempIndexName, UNCHANGED_GUARD_SCRIPT, type Snapshot } from './snapshot.js';
 
 export interface StashRequest {
   host: Host;
@@ -67,30 +67,17 @@ export async function stashSourceChanges(req: StashRequest): Promise<StashResult
   if (req.keepSourceChanges) {
     return { ...none, reason: 'keep_requested', note: 'The uncommitted changes were left in the source checkout as asked.' };
   }
-  // HEAD and the working tree, asked together (the git folder is the snapshot's).
-  const [layoutAsked, treeAsked] = await Promise.allSettled([repoLayout(host, snap.repoRoot), workingTree(host, snap)]);
-  // A checkout that is gone or broken is best told by the layout.
-  if (layoutAsked.status === 'rejected') throw layoutAsked.reason;
-  if (treeAsked.status === 'rejected') throw treeAsked.reason;
-  const [layout, tree] = [layoutAsked.value, treeAsked.value];
-  if (`${layout.head}:${tree}` !== snap.fingerprint) {
-    const changed = await changedTrees(host, snap.repoRoot, snap.tree, tree);
-    return {
-      ...none,
-      reason: 'changed_after_snapshot',
-      changedAfterSnapshot: changed,
-      note:
-        layout.head !== snap.head
-          ? `HEAD of the source checkout moved after the snapshot (${snap.head.slice(0, 12)} → ${layout.head.slice(0, 12)}); the source files were left as they are.`
-          : `Files in the source checkout changed after the snapshot and did not move; the source files were left as they are: ${changed.slice(0, 10).join(', ')}${changed.length > 10 ? ', …' : ''}.`,
-    };
+  if (!snap.snapshot) {
+    // Nothing to stash; whether anything changed since is still worth saying.
+    const now = await headAndWorkingTree(host, snap.repoRoot);
+    if (`${now.head}:${now.tree}` !== snap.fingerprint) return changedAfterSnapshot(host, snap, now);
+    return { ...none, reason: 'nothing_uncommitted', note: 'There were no uncommitted changes to stash.' };
   }
-  if (!snap.snapshot) return { ...none, reason: 'nothing_uncommitted', note: 'There were no uncommitted changes to stash.' };
-
   const message = stashMessage(req.id, req.targetLabel);
-  // Its untracked files are the working state's: that state is still the snapshot's (checked above).
+  // Built from the snapshot's working state; stored only if that is still the state (the guard below).
   const { commit: stash, untracked } = (await req.prepared) ?? (await stashCommit(host, snap, message));
-  await storeAndReset(host, snap.repoRoot, message, stash, untracked);
+  const changed = await storeAndReset(host, snap, message, stash, untracked);
+  if (changed) return changedAfterSnapshot(host, snap, changed);
   return {
     stashed: true,
     stash,
@@ -98,6 +85,22 @@ export async function stashSourceChanges(req: StashRequest): Promise<StashResult
     reason: 'stashed',
     changedAfterSnapshot: [],
     note: `The source changes were stashed (${message}); \`git stash pop\` in ${snap.repoRoot} brings them back.`,
+  };
+}
+
+/** Nothing stashed: HEAD or the files changed after the snapshot (and did not move). */
+async function changedAfterSnapshot(host: Host, snap: Snapshot, now: { head: string; tree: string }): Promise<StashResult> {
+  const changed = await changedTrees(host, snap.repoRoot, snap.tree, now.tree);
+  return {
+    stashed: false,
+    stash: null,
+    message: null,
+    reason: 'changed_after_snapshot',
+    changedAfterSnapshot: changed,
+    note:
+      now.head !== snap.head
+        ? `HEAD of the source checkout moved after the snapshot (${snap.head.slice(0, 12)} → ${now.head.slice(0, 12)}); the source files were left as they are.`
+        : `Files in the source checkout changed after the snapshot and did not move; the source files were left as they are: ${changed.slice(0, 10).join(', ')}${changed.length > 10 ? ', …' : ''}.`,
   };
 }
 
@@ -144,11 +147,15 @@ async function untrackedFiles(host: Host, repoRoot: string): Promise<string[]> {
 /**
  * Store the stash, then the files, index and untracked (non-ignored) files back to HEAD, as
  * `git stash push -u` leaves them: one program (commands in order, stopping at the first that
- * fails, so nothing is reset unless the stash was stored).
+ * fails, so nothing is reset unless the stash was stored). It begins with a guard: HEAD and the
+ * working tree must still be the snapshot's (anything written after it did not reach the target,
+ * and a reset would destroy it). Returns what they are instead when they are not; else null.
  */
-async function storeAndReset(host: Host, repoRoot: string, message: string, stash: string, untracked: readonly string[]): Promise<void> {
+async function storeAndReset(host: Host, snap: Snapshot, message: string, stash: string, untracked: readonly string[]): Promise<{ head: string; tree: string } | null> {
+  const repoRoot = snap.repoRoot;
   const gitCommand = (args: string[]) => ({ cwd: repoRoot, argv: ['git', ...GIT_BASE_CONFIG, ...args], args });
-  const commands = [gitCommand(['stash', 'store', '-m', message, stash]), gitCommand(['reset', '--hard', '-q', 'HEAD'])];
+  const guard = ['/bin/sh', '-c', UNCHANGED_GUARD_SCRIPT, 'sh', snap.fingerprint, tempIndexName(), ...GIT_BASE_CONFIG];
+  const commands = [{ cwd: repoRoot, argv: guard, args: ['add', '-A', '--', ':/'] }, gitCommand(['stash', 'store', '-m', message, stash]), gitCommand(['reset', '--hard', '-q', 'HEAD'])];
   for (let i = 0; i < untracked.length; i += 500) {
     commands.push(gitCommand(['clean', '-f', '-q', '--', ...untracked.slice(i, i + 500).map((p) => `:(literal)${p}`)]));
   }
@@ -164,6 +171,12 @@ async function storeAndReset(host: Host, repoRoot: string, message: string, stas
     commands.push({ cwd: repoRoot, argv: script, args: script });
   }
   const out = await runInOrder(host, commands, { env: GIT_BASE_ENV });
+  if (out.done === 0 && out.failed?.exitCode === STATE_CHANGED_EXIT) {
+    // The guard's two lines come last (git may have warned before them).
+    const [head = '', tree = ''] = out.failed.stderr.split('\n').filter((l) => /^[0-9a-f]{40,64}$/.test(l)).slice(-2);
+    return { head, tree };
+  }
   const failed = commands[out.done];
   if (out.failed && failed) throw gitFailed(host, repoRoot, failed.args, { exitCode: out.failed.exitCode, stdout: '', stderr: out.failed.stderr, durationMs: 0 });
+  return null;
 }

@@ -4,7 +4,7 @@
 import { HandoffError } from '../errors.js';
 import { HerdrError } from '../herdr/client.js';
 import { place, readPlacementState } from '../git/place.js';
-import { headAndWorkingTree, snapshot, type Snapshot } from '../git/snapshot.js';
+import { headAndWorkingTree, snapshotAgain, type Snapshot } from '../git/snapshot.js';
 import { prepareStash, stashSourceChanges, type StashResult } from '../git/stash.js';
 import { presentObjects, targetTips, transfer, type TransferResult } from '../git/transfer.js';
 import type { Progress } from '../progress.js';
@@ -12,7 +12,7 @@ import os from 'node:os';
 import { copySessionUnit } from './session-copy.js';
 import { placementIntent, sessionIntent } from './intents.js';
 import { hostStateDir, markerPath, writeMarker } from './marker.js';
-import { destinationUnder, lookAtDestinations, remotePrefixHash, type CopyRecord } from '../transcript/copy.js';
+import { destinationUnder, lookAtDestinations, remotePrefixHash, undoCopy, type CopyRecord, type DestinationLook } from '../transcript/copy.js';
 import type { Host } from '../host/host.js';
 import type { Journal } from './journal.js';
 import { cwdIn, type Plan } from './plan.js';
@@ -85,17 +85,27 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     journal.record(rec.kind, rec as Record<string, unknown>);
   };
   let current = 'quit';
+  // Steps run side by side (the session copy beside the snapshot, transfer and place): the first
+  // one to fail is the one reported, and no further step begins after it.
+  const failed: { first: { step: string; err: unknown } | null } = { first: null };
   const step = async <T>(name: string, label: string, fn: () => Promise<T>): Promise<T> => {
+    if (failed.first) throw failed.first.err;
     if (signal.aborted) throw new HandoffError('interrupted', `The handoff was interrupted (${String(signal.reason ?? 'signal')}) before ${name}.`, { fix: 'Run it again when ready.' });
     current = name;
     killPoint(name, 'before');
     armTimedKill(name);
     journal.begin(name);
     await pausePoint(name);
-    const out = await progress.step(label, async () => {
-      failInjected(name);
-      return fn();
-    });
+    let out: T;
+    try {
+      out = await progress.step(label, async () => {
+        failInjected(name);
+        return fn();
+      });
+    } catch (err) {
+      failed.first ??= { step: name, err };
+      throw err;
+    }
     journal.done(name);
     killPoint(name, 'after');
     return out;
@@ -169,23 +179,43 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
   });
 
   try {
+    // The session copy needs only where the work lands on the target, which the plan knows: it
+    // starts as soon as the agent is gone (nothing writes its transcript any more), beside the
+    // snapshot, the transfer and place. Should place choose another worktree (the target or the
+    // branch changed since the plan), the copy is undone and made again for that one.
+    const copySession = (worktree: string, look: Promise<DestinationLook | null>) =>
+      step('session', `copying the ${plan.kind} session`, async () => {
+        // The marker goes first: from here on the target may hold something of this handoff.
+        await markerWritten;
+        const sessionPlacement = adapter.placement(plan.session, { ...plan.targetCtx, cwd: cwdIn(worktree, plan.snapshot.relativeCwd) });
+        // The unit as the quit left it (sizes and times are final now).
+        const unit = await adapter.unit(source.host, plan.session, sessionPlacement);
+        // One look at the destinations serves the intent and the copy (the early one when it is for these).
+        const root = sessionPlacement.configRoot;
+        const dests = unit.map((e) => destinationUnder(root, e.dest));
+        const early = await look;
+        const looked = early && early.root === root && early.dests.join('\0') === dests.join('\0') ? Promise.resolve(early) : lookAtDestinations(target.host, root, dests);
+        looked.catch(() => undefined);
+        record(await sessionIntent(looked, unit, sessionCopyTag(plan.id)));
+        // The repository's spellings are the plan's (the snapshot below is of the same checkout and cwd).
+        const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: plan.snapshot, targetWorktree: worktree, looked });
+        record({ kind: 'session_copy', record: out });
+        return { out, sessionPlacement };
+      });
+    const plannedWorktree = plan.placement.worktree;
+    const copying = besides(copySession(plannedWorktree, earlyLook));
     const snap = await step('snapshot', 'snapshotting uncommitted changes', async () => {
-      const s = await snapshot(source.host, plan.cwd);
+      const s = await snapshotAgain(source.host, plan.cwd, plan.snapshot);
       record({ kind: 'snapshot', head: s.head, wip: s.snapshot, fingerprint: s.fingerprint, repo: s.repoRoot });
       return s;
     });
     const targetRepo = plan.placement.repo;
     const moved = await step('transfer', `sending commits to ${target.host.label}`, async () => {
-      // The marker goes first: from here on the target may hold something of this handoff.
       await markerWritten;
       record({ kind: 'refs', targetRepo, id: plan.id });
       return transfer({ source: source.host, sourceRepo: snap.repoRoot, target: target.host, targetRepo, id: plan.id, head: snap.head, wip: snap.snapshot, timeoutMs: opts.timeoutS * 1000, commonTips: commonEarly });
     });
-    // The session copy runs beside place: it needs only the worktree's path, which place knows
-    // once it has checked the target (before its first change). Its look at the destinations was
-    // asked while the agent quit.
-    const worktreeOf = deferred<string>();
-    const placing = step('place', `placing ${snap.branch ?? 'the work'} on ${target.host.label}`, async () => {
+    const placement = await step('place', `placing ${snap.branch ?? 'the work'} on ${target.host.label}`, async () => {
       // The plan's placement with this run's snapshot (the plan's own snapshot commit never left),
       // journaled before place changes anything.
       const rec = await place({
@@ -196,49 +226,22 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         wip: snap.snapshot,
         sourceBranch: snap.branch,
         newBranch: plan.placement.branch !== snap.branch || opts.newBranch,
+        changedFiles: snap.changedFiles,
         // Read while the agent quit (for the branch it planned with); the commits are asked of the source.
         ...(snap.branch === plan.snapshot.branch ? { read: placeReadEarly } : {}),
         commitsOn: { host: source.host, repo: snap.repoRoot },
-        beforeChanges: async (planned) => {
+        beforeChanges: async () => {
           record({ ...(await intentEarly), head: snap.head, wip: snap.snapshot });
-          worktreeOf.resolve(planned.worktree);
         },
       });
       record({ kind: 'placement', record: rec });
       return rec;
     });
-    placing.then(
-      (rec) => worktreeOf.resolve(rec.worktree),
-      (err: unknown) => worktreeOf.reject(err),
-    );
-    const copying = worktreeOf.promise.then((worktree) =>
-      step('session', `copying the ${plan.kind} session`, async () => {
-        const sessionPlacement = adapter.placement(plan.session, { ...plan.targetCtx, cwd: cwdIn(worktree, snap.relativeCwd) });
-        const unit = await adapter.unit(source.host, plan.session, sessionPlacement);
-        // One look at the destinations serves the intent and the copy (the early one when it is for these).
-        const root = sessionPlacement.configRoot;
-        const dests = unit.map((e) => destinationUnder(root, e.dest));
-        const early = await earlyLook;
-        const looked = early && early.root === root && early.dests.join('\0') === dests.join('\0') ? Promise.resolve(early) : lookAtDestinations(target.host, root, dests);
-        looked.catch(() => undefined);
-        record(await sessionIntent(looked, unit, sessionCopyTag(plan.id)));
-        const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: snap, targetWorktree: worktree, looked });
-        record({ kind: 'session_copy', record: out });
-        return { out, sessionPlacement };
-      }),
-    );
-    // Both settle before anything else happens (a rollback must see both records).
-    const [placed, copiedAs] = await Promise.allSettled([placing, copying]);
-    if (placed.status === 'rejected') {
-      current = 'place';
-      throw placed.reason;
+    let { out: copied, sessionPlacement } = await copying;
+    if (placement.worktree !== plannedWorktree) {
+      await undoCopy(target.host, copied);
+      ({ out: copied, sessionPlacement } = await copySession(placement.worktree, Promise.resolve(null)));
     }
-    if (copiedAs.status === 'rejected') {
-      current = 'session';
-      throw copiedAs.reason;
-    }
-    const placement = placed.value;
-    const { out: copied, sessionPlacement } = copiedAs.value;
     const targetCwd = cwdIn(placement.worktree, snap.relativeCwd);
     // The target's files are checked while the agent starts there (the check reads git and the
     // session files only); its answer is awaited by the verify step, after the start.
@@ -303,7 +306,10 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       verified,
       sourceAtShell,
     };
-  } catch (err) {
+  } catch (thrown) {
+    // Side by side steps: the first failure is the one to report.
+    const err = failed.first?.err ?? thrown;
+    if (failed.first) current = failed.first.step;
     const cause = err instanceof HandoffError ? err : new HandoffError('internal', err instanceof Error ? err.message : String(err));
     journal.failed(current, { code: cause.code, error: cause.message });
     // Bounded: a side read on a connection that hangs must not hold the rollback for ever.
@@ -376,18 +382,6 @@ async function settledWithin(promises: Promise<unknown>[], ms: number): Promise<
   });
   await Promise.race([Promise.allSettled(promises), timeUp]);
   clearTimeout(timer);
-}
-
-/** A promise with its resolve and reject at hand. */
-function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  promise.catch(() => undefined);
-  return { promise, resolve, reject };
 }
 
 /** The temp-name tag copySessionUnit gives the session copy (src/handoff/session-copy.ts). */

@@ -188,7 +188,13 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const searching = !opts.dir && !(opts.here && opts.newWorktree);
   const warmed = target.then((t) => (searching ? warmDiscovery(t.host) : undefined));
   warmed.catch(() => undefined);
-  const integrations = target.then((t) => t.herdr.integrationStatus()).catch(() => [] as IntegrationState[]);
+  // The target's integration state is a herdr process there, needed only at the end: asked now
+  // for a dry run or --self (their plan shows it), else once the plan is made (while the agent
+  // quits), so it does not compete with the plan's own programs there.
+  const waitForIntegration = opts.dryRun || opts.self;
+  let integrationsAsked: Promise<IntegrationState[]> | undefined;
+  const integrations = (): Promise<IntegrationState[]> => (integrationsAsked ??= target.then((t) => t.herdr.integrationStatus()).catch(() => [] as IntegrationState[]));
+  if (waitForIntegration) void integrations();
   const agents = await sourceProbe.then(() => source.herdr.agentList());
 
   const agent = findAgent(agents, opts.agent, source.host.label);
@@ -214,7 +220,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   });
   freeEarly.catch(() => undefined);
   const integrationOf = (states: IntegrationState[]) => states.find((s) => s.target === adapter.integration) ?? null;
-  const sourceIntegration = async (): Promise<IntegrationState | null> => integrationOf(await (sameHost ? integrations : source.herdr.integrationStatus().catch(() => [] as IntegrationState[])));
+  const sourceIntegration = async (): Promise<IntegrationState | null> => integrationOf(await (sameHost ? integrations() : source.herdr.integrationStatus().catch(() => [] as IntegrationState[])));
   const processChain = (async () => {
     const info = await source.herdr.processInfo(agent.pane_id);
     const proc = info.foreground_processes[0];
@@ -254,6 +260,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
       newBranch: chosen.newBranch,
       source: source.host,
       sourceRepo: snap.repoRoot,
+      changedFiles: snap.changedFiles,
       ...(guess && guess.repo === chosen.targetRepo && snap.branch === layout.branch ? { read: guess.read } : {}),
     });
     return { cwd, snap, remotes, ...chosen, placement };
@@ -277,10 +284,9 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const early = await freeEarly;
   if (early.root === sessionPlacement.configRoot) requireSpace(targetSide, early.free, unit);
   else await checkDisk(targetSide, sessionPlacement.configRoot, unit);
-  const targetIntegrationAsked = integrations.then(integrationOf);
-  // Shown by a dry run and by --self's plan; a handoff that goes ahead asks it while the agent quits.
-  const waitForIntegration = opts.dryRun || opts.self;
-  const [[sourceHerdr, targetHerdr], targetIntegration] = await Promise.all([herdrChecked, waitForIntegration ? targetIntegrationAsked : null]);
+  const [sourceHerdr, targetHerdr] = await herdrChecked;
+  const targetIntegrationAsked = integrations().then(integrationOf);
+  const targetIntegration = waitForIntegration ? await targetIntegrationAsked : null;
   for (const p of new Set([sourceHerdr, targetHerdr])) if (p.version?.warning) warnings.push(p.version.warning);
 
   const sourceHandle = agent.agent_session?.value ?? (session.kind === 'pi' || session.kind === 'omp' ? session.file : session.id);

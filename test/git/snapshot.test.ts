@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HandoffError } from '../../src/errors.js';
 import { LocalHost } from '../../src/host/local.js';
-import { snapshot } from '../../src/git/snapshot.js';
+import { snapshot, snapshotAgain } from '../../src/git/snapshot.js';
 import { cleanupTemp, commitAll, fingerprintRepo, g, makePair, tempDir, write } from './repos.js';
 
 afterAll(cleanupTemp);
@@ -49,6 +49,29 @@ describe('snapshot', () => {
     expect(Buffer.from(execBlob(source, `${s.snapshot}:bin.dat`))).toEqual(BINARY);
     expect(g(source, 'show', `${s.snapshot}:${ODD_NAME}`)).toBe('odd\n');
     expect(files['ignored.log']).toBeUndefined();
+  });
+
+  it('snapshots again after the quit from the layout seen before: the same answer as a fresh snapshot, a moved HEAD included', async () => {
+    const { source, sourceHost } = makePair();
+    write(source, 'src/app.ts', 'first\n');
+    const before = await snapshot(sourceHost, source);
+    // The agent wrote more before it quit, and someone committed.
+    write(source, 'late.txt', 'late\n');
+    g(source, 'add', 'src/app.ts');
+    g(source, 'commit', '-q', '-m', 'moved');
+    write(source, 'src/app.ts', 'second\n');
+    const again = await snapshotAgain(sourceHost, source, before);
+    const fresh = await snapshot(sourceHost, source);
+    expect(again.head).not.toBe(before.head);
+    expect({ head: again.head, tree: again.tree, changed: again.changedFiles, root: again.repoRoot, fingerprint: again.fingerprint }).toEqual({
+      head: fresh.head,
+      tree: fresh.tree,
+      changed: fresh.changedFiles,
+      root: fresh.repoRoot,
+      fingerprint: fresh.fingerprint,
+    });
+    expect(g(source, 'rev-parse', `${again.snapshot}^`).trim()).toBe(fresh.head);
+    expect(g(source, 'show', `${again.snapshot}:src/app.ts`)).toBe('second\n');
   });
 
   it('works without any git identity configured', async () => {
