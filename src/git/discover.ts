@@ -92,10 +92,15 @@ export async function repoRemotes(host: Host, repo: string): Promise<RemoteOfRep
 
 /** normaliseRemote, with a local-path remote resolved (relative to the repository, then realpath). */
 export async function remoteKey(host: Host, repo: string, url: string): Promise<string> {
-  const key = normaliseRemote(url);
+  const key = literalKey(repo, url);
   if (!isLocalRemote(key)) return key;
-  const abs = path.posix.resolve(repo, key);
-  return host.realpath(abs).catch(() => abs);
+  return host.realpath(key).catch(() => key);
+}
+
+/** A remote's key as written (a local path made absolute, not resolved): equal to a wanted key, it needs no realpath. */
+function literalKey(repo: string, url: string): string {
+  const key = normaliseRemote(url);
+  return isLocalRemote(key) ? path.posix.resolve(repo, key) : key;
 }
 
 // The script gets the per-repository report script as $1 (find -exec starts a new sh, which
@@ -161,8 +166,13 @@ async function runScan(target: Host, params: string[], timeoutMs: number): Promi
 }
 
 async function matching(target: Host, found: FoundRepo[], keys: ReadonlySet<string>): Promise<{ dir: string; remote: string }[]> {
-  // Every URL's key at once: a local-path remote costs a realpath on the target.
-  const perRepo = await Promise.all(found.map((f) => Promise.all(f.urls.map((url) => remoteKey(target, f.dir, url)))));
+  // Every URL's key at once: a local-path remote costs a realpath on the target, unless it is
+  // literally a wanted key (another spelling of it needs the look).
+  const keyOf = (dir: string, url: string): string | Promise<string> => {
+    const literal = literalKey(dir, url);
+    return keys.has(literal) ? literal : remoteKey(target, dir, url);
+  };
+  const perRepo = await Promise.all(found.map((f) => Promise.all(f.urls.map((url) => keyOf(f.dir, url)))));
   return found.flatMap((f, i) => {
     const key = perRepo[i]?.find((k) => keys.has(k));
     return key === undefined ? [] : [{ dir: f.dir, remote: key }];

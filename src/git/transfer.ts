@@ -1,17 +1,18 @@
 // Transfer: HEAD and the snapshot reach the target repository as refs/handoff/<id>/{head,wip},
-// carrying only the objects the target lacks, in ONE stream over the hosts' existing connections.
+// carrying only the objects the target lacks, in ONE program over the hosts' existing connections.
 //
 // Negotiation without a git protocol session (no `git push`, no second SSH connection, the
 // target never connects back):
 //   1. target: `git for-each-ref --format=%(objectname)` — every tip it has (one command);
 //   2. source: `git cat-file --batch-check` on those tips — keep the ones the source knows too;
 //   3. source: `git pack-objects --thin --stdout --revs` with `head wip ^tip…` on stdin, piped
-//      straight into target: `git index-pack --stdin --fix-thin`. A thin pack may store objects
+//      into target: `git index-pack --stdin --fix-thin` (whole when small, else streamed straight
+//      through). A thin pack may store objects
 //      as deltas against objects behind the common tips; --fix-thin completes them on the target.
 //   4. target: `git update-ref --stdin` creates both refs in one transaction.
 // A tip the source has is, with all its history, on both sides (git's connectivity invariant),
 // so `^tip` excludes exactly what the target already stores.
-import { PassThrough, Transform } from 'node:stream';
+import { PassThrough, Transform, type Readable } from 'node:stream';
 import { HandoffError } from '../errors.js';
 import { HANDOFF_ID_RE } from '../handoff-id.js';
 import type { Host } from '../host/host.js';
@@ -90,27 +91,45 @@ export async function transfer(input: TransferInput): Promise<TransferResult> {
   return { refs: { head: refs.head, wip: wip ? refs.wip : null }, bytesSent, commonTips: common.length, skipped };
 }
 
-/** pack-objects on the source → index-pack on the target, as one stream; returns the byte count. */
+/**
+ * A pack up to this size is collected before it goes (a handoff's pack is usually a few KB): a
+ * whole small input travels with its command in one round trip over ssh (on an open command
+ * shell, see host/ssh-shell.ts), where a stream needs a channel of its own (three). A larger
+ * pack streams, in constant memory.
+ */
+export const SMALL_PACK_BYTES = 12 * 1024;
+
+/** pack-objects on the source → index-pack on the target (whole when small, else as one stream); returns the byte count. */
 async function streamPack(input: TransferInput, wanted: readonly string[], exclude: readonly string[], updates: readonly string[]): Promise<number> {
   const { source, target, sourceRepo, targetRepo } = input;
-  let bytes = 0;
-  const counter = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      bytes += chunk.length;
-      done(null, chunk);
-    },
-  });
   const fromSource = new PassThrough();
-  fromSource.pipe(counter);
   const revs = [...wanted, ...exclude.map((t) => `^${t}`)].join('\n') + '\n';
   const packArgs = ['pack-objects', '--thin', '--stdout', '--revs', '--delta-base-offset', '-q'];
   const indexArgs = ['index-pack', '--stdin', '--fix-thin'];
   const opts = input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {};
   const packing = source.run(['git', ...packArgs], { cwd: sourceRepo, stdin: revs, stdout: fromSource, ...opts });
-  const indexing = target.run(['/bin/sh', '-c', INDEX_AND_REF_SCRIPT, 'sh', `agent-handoff ${input.id}`, String(updates.length), ...updates, ...GIT_BASE_CONFIG], { cwd: targetRepo, env: GIT_BASE_ENV, stdin: counter, ...opts });
+  // A pack-objects that fails (or cannot start) may never end its output: it is told at once.
+  const packFailed = packing.then((r) => {
+    if (r.exitCode !== 0) throw gitFailed(source, sourceRepo, packArgs, r);
+    return new Promise<never>(() => undefined);
+  });
+  packFailed.catch(() => undefined);
+  const head = await Promise.race([collectUpTo(fromSource, SMALL_PACK_BYTES), packFailed]);
+  let bytes = Buffer.isBuffer(head) ? head.length : 0;
+  const stdin = Buffer.isBuffer(head)
+    ? head
+    : head.pipe(
+        new Transform({
+          transform(chunk: Buffer, _enc, done) {
+            bytes += chunk.length;
+            done(null, chunk);
+          },
+        }),
+      );
+  const indexing = target.run(['/bin/sh', '-c', INDEX_AND_REF_SCRIPT, 'sh', `agent-handoff ${input.id}`, String(updates.length), ...updates, ...GIT_BASE_CONFIG], { cwd: targetRepo, env: GIT_BASE_ENV, stdin, ...opts });
   // If the target stops reading early, keep draining so the source never blocks on a full pipe.
   // (Both outcomes handled here: a rejection is the caller's to see, through `indexing` below.)
-  const drain = (): void => void counter.resume();
+  const drain = (): void => void (Buffer.isBuffer(stdin) ? undefined : stdin.resume());
   indexing.then(drain, drain);
   const [packed, indexed] = await Promise.allSettled([packing, indexing]);
   if (packed.status === 'rejected') throw packed.reason;
@@ -118,6 +137,34 @@ async function streamPack(input: TransferInput, wanted: readonly string[], exclu
   if (packed.value.exitCode !== 0) throw gitFailed(source, sourceRepo, packArgs, packed.value);
   if (indexed.value.exitCode !== 0) throw gitFailed(target, targetRepo, indexArgs, indexed.value);
   return bytes;
+}
+
+/**
+ * The whole of `stream` when it ends within `limit` bytes; else a stream that gives what was read
+ * so far and then the rest (nothing more is held in memory).
+ */
+export function collectUpTo(stream: Readable, limit: number): Promise<Buffer | Readable> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size <= limit) return;
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', reject);
+      stream.pause();
+      const rest = new PassThrough();
+      for (const c of chunks) rest.write(c);
+      stream.pipe(rest);
+      resolve(rest);
+    };
+    const onEnd = (): void => resolve(Buffer.concat(chunks, size));
+    stream.on('data', onData);
+    stream.once('end', onEnd);
+    stream.once('error', reject);
+  });
 }
 
 /**

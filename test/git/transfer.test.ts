@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { snapshot } from '../../src/git/snapshot.js';
-import { cleanupRefs, handoffRefs, newHandoffId, transfer } from '../../src/git/transfer.js';
+import { Readable } from 'node:stream';
+import { cleanupRefs, collectUpTo, handoffRefs, newHandoffId, transfer } from '../../src/git/transfer.js';
 import { cleanupTemp, commitAll, g, makePair, write } from './repos.js';
 
 afterAll(cleanupTemp);
@@ -92,5 +93,16 @@ describe('transfer', () => {
     expect(blob.equals(big)).toBe(true);
     expect(res.bytesSent).toBeGreaterThan(1000);
     await cleanupRefs(targetHost, target, id);
+  });
+
+  it('collects a small pack whole and streams a larger one, every byte in order', async () => {
+    const chunks = (n: number) => Array.from({ length: n }, (_, i) => Buffer.alloc(1000, i % 251));
+    const small = await collectUpTo(Readable.from(chunks(5)), 12 * 1024);
+    expect(Buffer.isBuffer(small) && small.equals(Buffer.concat(chunks(5)))).toBe(true);
+    const large = await collectUpTo(Readable.from(chunks(50)), 12 * 1024);
+    expect(Buffer.isBuffer(large)).toBe(false);
+    const got: Buffer[] = [];
+    for await (const c of large as Readable) got.push(c as Buffer);
+    expect(Buffer.concat(got).equals(Buffer.concat(chunks(50)))).toBe(true);
   });
 });

@@ -22,6 +22,8 @@ const ID_ALPHABET = '123456789ABCDEFGHJKMNPQRSTVWXYZ0';
 const KEEPER = 'herdr-sim-keeper';
 const COLS = 160;
 const ROWS = 45;
+/** How often the detection loop asks tmux which panes exist when no pane's shell has gone. */
+const LISTING_EVERY_MS = 1000;
 
 function envInt(name: string, fallback: number): number {
   const v = Number(process.env[name]);
@@ -124,6 +126,7 @@ export class SimServer {
   private readonly conns = new Set<net.Socket>();
   private tickTimer: NodeJS.Timeout | null = null;
   private ticking = false;
+  private ticksSinceListing = 0;
   private stopping = false;
   private resolveDone: ((code: number) => void) | null = null;
   private readonly pollMs = envInt('HERDR_SIM_POLL_MS', 300);
@@ -820,22 +823,31 @@ export class SimServer {
     if (this.ticking || this.stopping) return;
     this.ticking = true;
     try {
-      let listing: string;
-      try {
-        listing = await this.tmux.run(['list-panes', '-a', '-F', '#{pane_id}']);
-      } catch (err) {
-        if (this.stopping) return;
-        this.log(`tmux server is gone (${(err as Error).message}); exiting`);
-        await this.shutdown(1);
-        return;
-      }
-      const live = new Set(listing.split('\n').filter(Boolean));
-      for (const w of [...this.workspaces]) {
-        for (const p of [...w.panes]) {
-          if (!live.has(p.tmuxId)) this.closePane(p);
+      const table = processTable();
+      // Closed panes: tmux is asked when a pane's shell is gone, and once a second anyway (which
+      // also notices a tmux server that went away). A tmux client per tick in each simulated
+      // machine was most of the test world's idle CPU — real herdr's detection costs next to
+      // nothing, so the simulator should not compete with what runs beside it either.
+      const shellGone = this.allPanes().some((p) => !table.has(p.shellPid));
+      this.ticksSinceListing++;
+      if (shellGone || this.ticksSinceListing * this.pollMs >= LISTING_EVERY_MS) {
+        this.ticksSinceListing = 0;
+        let listing: string;
+        try {
+          listing = await this.tmux.run(['list-panes', '-a', '-F', '#{pane_id}']);
+        } catch (err) {
+          if (this.stopping) return;
+          this.log(`tmux server is gone (${(err as Error).message}); exiting`);
+          await this.shutdown(1);
+          return;
+        }
+        const live = new Set(listing.split('\n').filter(Boolean));
+        for (const w of [...this.workspaces]) {
+          for (const p of [...w.panes]) {
+            if (!live.has(p.tmuxId)) this.closePane(p);
+          }
         }
       }
-      const table = processTable();
       const now = Date.now();
       const panes = this.allPanes();
       for (const p of panes) this.observe(p, table, now);
