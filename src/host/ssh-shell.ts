@@ -1,7 +1,8 @@
-// A command shell: one long-lived exec channel running a small POSIX sh loop that runs one
-// command header after another. An ordinary exec costs three round trips (channel open, exec
-// request, result); a command on an open shell costs one, which is what makes a handoff's
-// dozens of small remote commands cheap over real latency.
+// A command shell: one long-lived exec channel (or, on this machine, a local sh) running a small
+// POSIX sh loop that runs one command header after another. An ordinary exec costs three round
+// trips (channel open, exec request, result); a command on an open shell costs one, which is what
+// makes a handoff's dozens of small remote commands cheap over real latency. Locally it spares
+// node a fork of its own (large) process per command.
 //
 // Protocol (ours on both ends; the remote side is the loop below, started through the usual
 // shell-agnostic header). Per command we send two lines:
@@ -12,7 +13,6 @@
 //      for our framing.
 // The loop answers `<mark> <exit code> <stdout bytes> <stderr bytes>\n` followed by both
 // outputs, byte for byte.
-import type { ClientChannel } from 'ssh2';
 import { HostError } from '../errors.js';
 import { printfOctalBytes, StartMarkFilter } from './remote-command.js';
 
@@ -29,7 +29,9 @@ export interface ShellOutcome {
 export function shellLoop(mark: string): string {
   if (!/^[A-Za-z0-9]+$/.test(mark)) throw new Error('internal: shell mark must be alphanumeric');
   return [
-    'umask 077',
+    // The loop's files are private (umask 077); each command runs with the umask the loop found
+    // (files a command makes, e.g. a worktree's, get the user's usual modes).
+    'u=$(umask); umask 077',
     // A private folder for the three files; removed when the loop ends however it ends.
     'd=$(mktemp -d "${TMPDIR:-/tmp}/agent-handoff.XXXXXX") || exit 1',
     `trap 'rm -rf "$d"' EXIT`,
@@ -37,7 +39,7 @@ export function shellLoop(mark: string): string {
     `trap 'exit 143' TERM`,
     ': >"$d/i" || exit 1',
     `printf '%s\\n' ${mark}`,
-    `while IFS= read -r s && IFS= read -r h; do eval "$s"; ( eval "$h" ) <"$d/i" >"$d/o" 2>"$d/e"; c=$?; printf '%s %s %s %s\\n' ${mark} "$c" $(wc -c <"$d/o") $(wc -c <"$d/e"); cat "$d/o" "$d/e"; done`,
+    `while IFS= read -r s && IFS= read -r h; do eval "$s"; ( umask "$u"; eval "$h" ) <"$d/i" >"$d/o" 2>"$d/e"; c=$?; printf '%s %s %s %s\\n' ${mark} "$c" $(wc -c <"$d/o") $(wc -c <"$d/e"); cat "$d/o" "$d/e"; done`,
   ].join('; ');
 }
 
@@ -92,16 +94,29 @@ class AnswerParser {
   }
 }
 
+/**
+ * What the loop runs in: an ssh exec channel, or (LocalHost) a local sh's stdio. Bytes from the
+ * loop's stdout arrive as 'data'; commands go in with write().
+ */
+export interface ShellChannel {
+  on(event: 'data', listener: (chunk: Buffer) => void): unknown;
+  on(event: 'error' | 'close', listener: () => void): unknown;
+  write(text: string): unknown;
+  end(): unknown;
+  stderr: { resume(): unknown };
+}
+
 export class CommandShell {
   busy = false;
   dead: Error | undefined;
   private pending: Pending | undefined;
 
   constructor(
-    private readonly ch: ClientChannel,
+    private readonly ch: ShellChannel,
     mark: string,
     private readonly label: string,
-    private readonly kill: (ch: ClientChannel) => void,
+    /** Ends the loop and whatever it runs (a command that timed out). */
+    private readonly kill: () => void,
   ) {
     const parser = new AnswerParser(mark);
     ch.on('data', (d: Buffer) => {
@@ -140,7 +155,7 @@ export class CommandShell {
           fix: 'Check that the machine is not overloaded, or raise --timeout.',
         });
         this.fail(err);
-        this.kill(this.ch);
+        this.kill();
       }, timeoutMs);
       this.pending = {
         resolve: (o) => {

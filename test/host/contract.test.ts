@@ -104,6 +104,17 @@ describe.each(implementations)('%s: Host contract', (name, make) => {
     expect((await host.run(['echo', 'still fine'])).stdout).toBe('still fine\n');
   });
 
+  it("runs programs with the user's umask, not the command shell's private one", async () => {
+    // A streamed stdin never goes through a command shell: that run tells the user's umask.
+    const usual = (await host.run(['sh', '-c', 'umask'], { stdin: Readable.from([]) })).stdout.trim();
+    expect(usual).not.toBe('');
+    for (let i = 0; i < 3; i++) expect((await host.run(['sh', '-c', 'umask'])).stdout.trim()).toBe(usual);
+    // Files a program makes get the usual modes (a worktree's files must not end up private).
+    const file = path.posix.join(dir, 'umask-made');
+    expect((await host.run(['sh', '-c', ': >"$1"', 'sh', file])).exitCode).toBe(0);
+    expect(((await host.stat(file))?.mode ?? 0) & 0o777).toBe(0o666 & ~parseInt(usual, 8));
+  });
+
   it('reports 126 for a missing cwd, 127 for a missing program, 128+n for a signal', async () => {
     const r = await host.run(['true'], { cwd: path.posix.join(dir, 'no such dir') });
     expect(r.exitCode).toBe(126);
