@@ -1,4 +1,4 @@
-// LocalHost: the Host contract on this machine (command shells or execa, and node:fs).
+// LocalHost: the Host contract on this machine (execa + node:fs).
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,9 +9,6 @@ import { HostError } from '../errors.js';
 import type { DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResult, WriteOptions } from './host.js';
 import { LOGIN_ENV_VARS } from './host.js';
 import { loginPathWithExtras } from './login-path.js';
-import { LocalShells } from './local-shell.js';
-import { buildHeader } from './remote-command.js';
-import { SHELL_STDIN_MAX } from './ssh-shell.js';
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 120_000;
 
@@ -43,7 +40,6 @@ export class LocalHost implements Host {
   private readonly commandTimeoutMs: number;
   private readonly env: NodeJS.ProcessEnv;
   private infoPromise: Promise<HostInfo> | undefined;
-  private shells: LocalShells | undefined;
 
   constructor(opts: LocalHostOptions = {}) {
     this.commandTimeoutMs = opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
@@ -63,15 +59,6 @@ export class LocalHost implements Host {
     }
     const timeoutMs = opts.timeoutMs ?? this.commandTimeoutMs;
     const input = typeof opts.stdin === 'string' || Buffer.isBuffer(opts.stdin) ? opts.stdin : undefined;
-    // A small command goes to a command shell (see local-shell.ts); streams and large input, or
-    // all shells busy, start the program here.
-    const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
-    if (!opts.stdout && (opts.stdin === undefined || (bytes && bytes.length <= SHELL_STDIN_MAX))) {
-      this.shells ??= new LocalShells({ ...process.env, ...info.loginEnv });
-      const header = buildHeader({ argv, env: { ...opts.env }, cwd: opts.cwd ?? info.home });
-      const r = await this.shells.run(header, bytes, timeoutMs, file);
-      if (r) return { exitCode: r.exitCode, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8'), durationMs: Date.now() - started };
-    }
     const sub = execa(file, args, {
       cwd: opts.cwd ?? info.home,
       env: { ...info.loginEnv, ...opts.env },
@@ -243,7 +230,6 @@ export class LocalHost implements Host {
   }
 
   async close(): Promise<void> {
-    this.shells?.close();
-    this.shells = undefined;
+    // Nothing to release.
   }
 }

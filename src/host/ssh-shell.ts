@@ -1,8 +1,7 @@
-// A command shell: one long-lived exec channel (or, on this machine, a local sh) running a small
-// POSIX sh loop that runs one command header after another. An ordinary exec costs three round
-// trips (channel open, exec request, result); a command on an open shell costs one, which is what
-// makes a handoff's dozens of small remote commands cheap over real latency. Locally it spares
-// node a fork of its own (large) process per command.
+// A command shell: one long-lived exec channel running a small POSIX sh loop that runs one
+// command header after another. An ordinary exec costs three round trips (channel open, exec
+// request, result); a command on an open shell costs one, which is what makes a handoff's
+// dozens of small remote commands cheap over real latency.
 //
 // Protocol (ours on both ends; the remote side is the loop below, started through the usual
 // shell-agnostic header). Per command we send two lines:
@@ -13,6 +12,7 @@
 //      for our framing.
 // The loop answers `<mark> <exit code> <stdout bytes> <stderr bytes>\n` followed by both
 // outputs, byte for byte.
+import type { ClientChannel } from 'ssh2';
 import { HostError } from '../errors.js';
 import { printfOctalBytes, StartMarkFilter } from './remote-command.js';
 
@@ -94,29 +94,16 @@ class AnswerParser {
   }
 }
 
-/**
- * What the loop runs in: an ssh exec channel, or (LocalHost) a local sh's stdio. Bytes from the
- * loop's stdout arrive as 'data'; commands go in with write().
- */
-export interface ShellChannel {
-  on(event: 'data', listener: (chunk: Buffer) => void): unknown;
-  on(event: 'error' | 'close', listener: () => void): unknown;
-  write(text: string): unknown;
-  end(): unknown;
-  stderr: { resume(): unknown };
-}
-
 export class CommandShell {
   busy = false;
   dead: Error | undefined;
   private pending: Pending | undefined;
 
   constructor(
-    private readonly ch: ShellChannel,
+    private readonly ch: ClientChannel,
     mark: string,
     private readonly label: string,
-    /** Ends the loop and whatever it runs (a command that timed out). */
-    private readonly kill: () => void,
+    private readonly kill: (ch: ClientChannel) => void,
   ) {
     const parser = new AnswerParser(mark);
     ch.on('data', (d: Buffer) => {
@@ -155,7 +142,7 @@ export class CommandShell {
           fix: 'Check that the machine is not overloaded, or raise --timeout.',
         });
         this.fail(err);
-        this.kill();
+        this.kill(this.ch);
       }, timeoutMs);
       this.pending = {
         resolve: (o) => {

@@ -312,7 +312,7 @@ export class SshHost implements Host {
       const ch = await this.openExec();
       this.counts.commands--; // the shell itself is not a command; its commands are counted
       ch.write(`${shellLoop(this.shellMark)}\n`);
-      const shell = new CommandShell(ch, this.shellMark, this.label, () => killChannel(ch));
+      const shell = new CommandShell(ch, this.shellMark, this.label, killChannel);
       shell.busy = true;
       this.shells.push(shell);
       this.onLost.add((e) => shell.fail(e));
