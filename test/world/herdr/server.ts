@@ -832,6 +832,8 @@ export class SimServer {
       this.ticksSinceListing++;
       if (shellGone || this.ticksSinceListing * this.pollMs >= LISTING_EVERY_MS) {
         this.ticksSinceListing = 0;
+        // A pane made while tmux answers is not in its answer: only older ones can have closed.
+        const listedAt = Date.now();
         let listing: string;
         try {
           listing = await this.tmux.run(['list-panes', '-a', '-F', '#{pane_id}']);
@@ -844,7 +846,7 @@ export class SimServer {
         const live = new Set(listing.split('\n').filter(Boolean));
         for (const w of [...this.workspaces]) {
           for (const p of [...w.panes]) {
-            if (!live.has(p.tmuxId)) this.closePane(p);
+            if (!live.has(p.tmuxId) && p.createdAt < listedAt) this.closePane(p);
           }
         }
       }
