@@ -90,6 +90,8 @@ export interface PlacementPlan {
   wip: string | null;
   /** What the snapshot changes relative to head. */
   changedFiles: ChangedFile[];
+  /** The target had refs/remotes/origin/<branch> when it was read (the branch may then track it). */
+  originHasBranch: boolean;
   /** new-worktree: whether `<repo>.worktrees` was there when the target was read (else undo removes it when empty). */
   worktreeHomeExists?: boolean;
 }
@@ -151,7 +153,7 @@ async function planPlacement(req: PlacementRequest, commits: CommitOracle): Prom
     fastForward = true;
   }
 
-  const plan: PlacementPlan = { id: req.id, repo: main.path, branch, mode: 'new-worktree', worktree: '', branchTip, fastForward, head, wip, changedFiles };
+  const plan: PlacementPlan = { id: req.id, repo: main.path, branch, mode: 'new-worktree', worktree: '', branchTip, fastForward, head, wip, changedFiles, originHasBranch: refs.origin.has(branch) };
   if (checkedOut) {
     if (checkedOut.prunable || !(await target.stat(checkedOut.path))) {
       throw new HandoffError('target_worktree_missing', `Branch ${branch} is checked out in ${checkedOut.path} on ${target.label}, but that folder is gone.`, {
@@ -422,19 +424,28 @@ async function execute(target: Host, plan: PlacementPlan, record: PlacementRecor
   if (await upstream) await setUpstream(target, plan, record);
 }
 
-/** Should the branch track origin/<branch>? When that exists and the branch tracks nothing yet. */
+/**
+ * Should the branch track origin/<branch>? When that exists and the branch tracks nothing yet.
+ * Whether it exists was read with the rest of the target's refs (no program when it does not).
+ */
 async function upstreamWanted(target: Host, plan: PlacementPlan): Promise<boolean> {
-  const [hasOrigin, current] = await Promise.all([
-    git(target, plan.repo, ['rev-parse', '--verify', '-q', `refs/remotes/origin/${plan.branch}`], { okCodes: [1] }),
-    git(target, plan.repo, ['config', '--get', `branch.${plan.branch}.merge`], { okCodes: [1] }),
-  ]);
-  return hasOrigin.exitCode === 0 && current.exitCode !== 0;
+  if (!plan.originHasBranch) return false;
+  const current = await git(target, plan.repo, ['config', '--get', `branch.${plan.branch}.merge`], { okCodes: [1] });
+  return current.exitCode !== 0;
 }
 
 async function setUpstream(target: Host, plan: PlacementPlan, record: PlacementRecord): Promise<void> {
   record.actions.push({ kind: 'upstream-set', branch: plan.branch });
-  await git(target, plan.repo, ['config', `branch.${plan.branch}.remote`, 'origin']);
-  await git(target, plan.repo, ['config', `branch.${plan.branch}.merge`, branchRef(plan.branch)]);
+  // Both settings in one program (one round trip).
+  const out = await runInOrder(
+    target,
+    [
+      { cwd: plan.repo, argv: ['git', ...GIT_BASE_CONFIG, 'config', `branch.${plan.branch}.remote`, 'origin'] },
+      { cwd: plan.repo, argv: ['git', ...GIT_BASE_CONFIG, 'config', `branch.${plan.branch}.merge`, branchRef(plan.branch)] },
+    ],
+    { env: GIT_BASE_ENV },
+  );
+  if (out.failed) throw gitFailed(target, plan.repo, ['config', `branch.${plan.branch}.${out.done === 0 ? 'remote' : 'merge'}`], { exitCode: out.failed.exitCode, stdout: '', stderr: out.failed.stderr, durationMs: 0 });
 }
 
 /**
