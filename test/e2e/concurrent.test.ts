@@ -58,6 +58,38 @@ function targetWorkspaceOf(json: Record<string, unknown> | null): string | null 
   return (json?.target_agent as { workspace?: string } | undefined)?.workspace ?? null;
 }
 
+describe('the source changes while the agent quits', () => {
+  it('a branch switched meanwhile: the work lands on a new handoff branch, and the session copy begun for the planned worktree is made again for that one', async () => {
+    const name = `conc-s-${Math.random().toString(36).slice(2, 6)}`;
+    await agentWithWork(name);
+    const since = new Set(journals(laptop));
+    const sending = runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet'], { AGENT_HANDOFF_TEST_PAUSE_AT: 'quit', AGENT_HANDOFF_TEST_PAUSE_MS: '4000' });
+    await waitFor('the quit to begin', async () => {
+      const j = journalOf(name, since);
+      return j && journalEvents(j).some((e) => e.type === 'begin' && e.step === 'quit');
+    }, 60_000);
+    gitAs(laptop, p.laptop, ['checkout', '-q', '-b', `${name}-moved`]);
+    const r = await sending;
+    const json = lastJson(r) as { ok: boolean; branch: string; target_worktree: string; plan: { will_create: { branch: string; worktree: string; session_file: string } } } | null;
+    const ws = targetWorkspaceOf(json as Record<string, unknown> | null);
+    if (ws) opened.push({ user: vega, id: ws });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const planned = json!.plan.will_create;
+    expect(planned.branch).toBe(name);
+    // The branch it planned with is gone at the source: a new branch, in a worktree of its own.
+    expect(json!.branch).toMatch(/^handoff\//);
+    expect(json!.target_worktree).not.toBe(planned.worktree);
+    // The session went where the agent now runs; nothing is left where it was first copied.
+    expect(fs.existsSync(planned.session_file)).toBe(false);
+    expect(fs.existsSync(path.dirname(planned.session_file))).toBe(false);
+    const sessions = path.dirname(path.dirname(planned.session_file));
+    const copies = fs.readdirSync(sessions).filter((d) => fs.existsSync(path.join(sessions, d, path.basename(planned.session_file))));
+    expect(copies).toEqual([`--${json!.target_worktree.slice(1).replace(/\//g, '-')}--`]);
+    const events = journalEvents(journalOf(name, since)!);
+    expect(events.filter((e) => e.type === 'begin' && e.step === 'session')).toHaveLength(2);
+  }, 120_000);
+});
+
 describe('two sends of one agent', () => {
   it('the second, started while the first holds the lock, gets handoff_in_progress and changes nothing', async () => {
     const name = `conc-a-${Math.random().toString(36).slice(2, 6)}`;
