@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // Thin launcher. `npm install` (prepare) or `npm run build` compiles the CLI to dist/src/ and
-// bundles it into dist/cli.mjs, which loads faster; a tsc-only build runs from dist/src/.
+// bundles it into dist/cli.cjs, which loads faster; a tsc-only build runs from dist/src/.
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
-const bundle = new URL('../dist/cli.mjs', import.meta.url);
-import(existsSync(bundle) ? bundle.href : '../dist/src/cli.js').then((cli) => cli.main(process.argv.slice(2)));
+const bundle = new URL('../dist/cli.cjs', import.meta.url);
+const cli = existsSync(bundle) ? Promise.resolve(createRequire(import.meta.url)(fileURLToPath(bundle))) : import('../dist/src/cli.js');
+cli.then((m) => m.main(process.argv.slice(2)));

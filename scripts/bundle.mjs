@@ -1,7 +1,8 @@
-// Bundles the compiled CLI (dist/src, from tsc) into one file, dist/cli.mjs, which the launcher
+// Bundles the compiled CLI (dist/src, from tsc) into one file, dist/cli.cjs, which the launcher
 // loads: one file parses and links in about two thirds of the time of the ~100 modules and their
-// dependencies, and every handoff starts with that wait. ssh2 stays a package of its own: its
-// optional native crypto is found relative to its own folder.
+// dependencies, and every handoff starts with that wait. CommonJS rather than an ES module: node
+// compiles and evaluates the same code in about 85 ms instead of 145 ms here (no module linking).
+// ssh2 stays a package of its own: its optional native crypto is found relative to its own folder.
 import { build } from 'esbuild';
 
 /**
@@ -21,17 +22,18 @@ const zodEnglishOnly = {
 
 await build({
   entryPoints: ['dist/src/cli.js'],
-  outfile: 'dist/cli.mjs',
+  outfile: 'dist/cli.cjs',
   bundle: true,
   platform: 'node',
-  format: 'esm',
+  format: 'cjs',
   target: 'node20',
   external: ['ssh2'],
   plugins: [zodEnglishOnly],
   // Less to read and parse at every start; names are kept (error names and stack traces stay readable).
   minifyWhitespace: true,
   minifySyntax: true,
-  // Bundled CommonJS dependencies call require(): give the ES module one.
-  banner: { js: "import { createRequire as __ahCreateRequire } from 'node:module'; const require = __ahCreateRequire(import.meta.url);" },
+  // The modules find package.json and their dependencies from their own URL: the bundle's.
+  define: { 'import.meta.url': '__ahImportMetaUrl' },
+  banner: { js: "const __ahImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
 });

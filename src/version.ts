@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The package's folder and version, found once: package.json is two levels above dist/src/
- * (the compiled modules) and one above dist/ (the bundle, dist/cli.mjs).
+ * (the compiled modules) and one above dist/ (the bundle, dist/cli.cjs).
  */
 const PACKAGE: { root: string; version: string } = (() => {
   for (const rel of ['../../', '../']) {

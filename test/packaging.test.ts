@@ -53,9 +53,9 @@ describe('npm pack', () => {
   it('holds only what the CLI needs: bin, the bundle, dist/src, dist/adapters, README, SKILL, package.json', () => {
     const files = packed.files.map((f) => f.path).sort();
     for (const f of files) {
-      expect(/^(bin\/agent-handoff\.js|dist\/cli\.mjs|dist\/src\/.+\.js|dist\/adapters\/.+\.js|README\.md|SKILL\.md|package\.json)$/.test(f), f).toBe(true);
+      expect(/^(bin\/agent-handoff\.js|dist\/cli\.cjs|dist\/src\/.+\.js|dist\/adapters\/.+\.js|README\.md|SKILL\.md|package\.json)$/.test(f), f).toBe(true);
     }
-    for (const need of ['bin/agent-handoff.js', 'dist/cli.mjs', 'dist/src/cli.js', 'dist/src/completion.js', 'dist/src/handoff/self.js', 'dist/adapters/index.js', 'README.md', 'SKILL.md', 'package.json']) {
+    for (const need of ['bin/agent-handoff.js', 'dist/cli.cjs', 'dist/src/cli.js', 'dist/src/completion.js', 'dist/src/handoff/self.js', 'dist/adapters/index.js', 'README.md', 'SKILL.md', 'package.json']) {
       expect(files, need).toContain(need);
     }
     expect(files.filter((f) => /(^|\/)(test|world|bench)\//.test(f) || f.endsWith('.map') || f.endsWith('.ts'))).toEqual([]);
@@ -124,8 +124,8 @@ describe('the tarball installed into an empty prefix', () => {
   it('every shipped module loads with only the runtime dependencies', () => {
     const pkgDir = path.join(prefix, 'node_modules', PKG.name);
     // The bundle (what the launcher loads) and every compiled module.
-    const modules = packed.files.map((f) => f.path).filter((f) => /\.m?js$/.test(f) && f.startsWith('dist/'));
-    expect(modules).toContain('dist/cli.mjs');
+    const modules = packed.files.map((f) => f.path).filter((f) => /\.[mc]?js$/.test(f) && f.startsWith('dist/'));
+    expect(modules).toContain('dist/cli.cjs');
     const script = `for (const m of ${JSON.stringify(modules)}) await import(${JSON.stringify(pkgDir + '/')} + m);\nconsole.log('loaded', ${modules.length});`;
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: home, encoding: 'utf8', timeout: 60_000, env: { HOME: home, PATH: '/usr/bin:/bin' } });
     expect(r.stderr).toBe('');
