@@ -768,19 +768,26 @@ export class SshHost implements Host {
     this.closing ??= (async () => {
       for (const shell of this.shells) shell.close();
       for (const hop of [...this.hops].reverse()) hop.client.end();
-      // Give sshd a moment for a clean goodbye, then make sure nothing keeps the process alive.
-      if (!this.socket.destroyed) {
+      // A clean goodbye: the DISCONNECT and our end of the stream handed to the system, which
+      // sends them. sshd's own close is not waited for (a round trip at the very end of every
+      // command); then nothing may keep the process alive.
+      if (!this.socket.destroyed && !this.socket.writableFinished) {
         await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, 1000);
-          t.unref();
-          this.socket.once('close', () => {
+          const done = (): void => {
             clearTimeout(t);
             resolve();
-          });
+          };
+          const t = setTimeout(done, 1000);
+          t.unref();
+          this.socket.once('finish', done);
+          this.socket.once('close', done);
         });
       }
+      const closed = this.socket.closed ? null : new Promise((resolve) => this.socket.once('close', resolve));
       this.socket.destroy();
       for (const hop of this.hops) hop.client.destroy();
+      // The handle itself is closed by then (a local matter, no round trip).
+      await closed;
     })();
     return this.closing;
   }
