@@ -823,7 +823,9 @@ export class SimServer {
     if (this.ticking || this.stopping) return;
     this.ticking = true;
     try {
-      const table = processTable();
+      // No pane, nothing to watch: the process table (every process's stat file) is read only
+      // when there is a pane to look at.
+      const table = this.allPanes().length > 0 ? processTable() : new Map<number, ProcEntry>();
       // Closed panes: tmux is asked when a pane's shell is gone, and once a second anyway (which
       // also notices a tmux server that went away). A tmux client per tick in each simulated
       // machine was most of the test world's idle CPU — real herdr's detection costs next to
