@@ -32,11 +32,15 @@ export function shellLoop(mark: string): string {
     // The loop's files are private (umask 077); each command runs with the umask the loop found
     // (files a command makes, e.g. a worktree's, get the user's usual modes).
     'u=$(umask); umask 077',
-    // A private folder for the three files; removed when the loop ends however it ends.
+    // A private folder for the three files; removed when the loop ends however it ends (short of
+    // a KILL, which is why a command given up on gets a TERM).
     'd=$(mktemp -d "${TMPDIR:-/tmp}/agent-handoff.XXXXXX") || exit 1',
     `trap 'rm -rf "$d"' EXIT`,
     `trap 'exit 129' HUP`,
     `trap 'exit 143' TERM`,
+    // Writing an answer to a channel that was closed (a command given up on): leave through the
+    // EXIT trap too. (A trap, not an ignore: the commands keep the default.)
+    `trap 'exit 141' PIPE`,
     ': >"$d/i" || exit 1',
     `printf '%s\\n' ${mark}`,
     `while IFS= read -r s && IFS= read -r h; do eval "$s"; ( umask "$u"; eval "$h" ) <"$d/i" >"$d/o" 2>"$d/e"; c=$?; printf '%s %s %s %s\\n' ${mark} "$c" $(wc -c <"$d/o") $(wc -c <"$d/e"); cat "$d/o" "$d/e"; done`,

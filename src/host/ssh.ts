@@ -111,12 +111,12 @@ function signalExit(signal: string | undefined): number {
  * ssh2's `channel.signal()` silently does nothing once our side has sent EOF (stdin ended),
  * which is the usual state of a running command, so the request goes to the protocol directly.
  */
-function killChannel(ch: ClientChannel): void {
+function killChannel(ch: ClientChannel, signal: 'KILL' | 'TERM' = 'KILL'): void {
   const c = ch as unknown as { outgoing?: { id: number; state: string }; _client?: { _protocol?: { signal(id: number, sig: string): void } } };
   try {
     // 'eof' = we sent EOF but the channel is still open: the usual state of a running command.
-    if ((c.outgoing?.state === 'open' || c.outgoing?.state === 'eof') && c._client?._protocol) c._client._protocol.signal(c.outgoing.id, 'KILL');
-    else ch.signal('KILL');
+    if ((c.outgoing?.state === 'open' || c.outgoing?.state === 'eof') && c._client?._protocol) c._client._protocol.signal(c.outgoing.id, signal);
+    else ch.signal(signal);
   } catch {
     // channel already gone
   }
@@ -312,7 +312,9 @@ export class SshHost implements Host {
       const ch = await this.openExec();
       this.counts.commands--; // the shell itself is not a command; its commands are counted
       ch.write(`${shellLoop(this.shellMark)}\n`);
-      const shell = new CommandShell(ch, this.shellMark, this.label, killChannel);
+      // TERM, not KILL: sshd signals the whole group (the loop and its command), and the loop
+      // then removes its private folder on its way out (a KILL left it there, with the last output).
+      const shell = new CommandShell(ch, this.shellMark, this.label, (c) => killChannel(c, 'TERM'));
       shell.busy = true;
       this.shells.push(shell);
       this.onLost.add((e) => shell.fail(e));

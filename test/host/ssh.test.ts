@@ -172,6 +172,26 @@ describe('one connection', () => {
     }
   });
 
+  it('a command shell whose command timed out removes its private folder', async () => {
+    const host = await SshHost.connect('w-vega', fx.opts);
+    const note = path.join(world.users.vega!.home, `.ah-shell-folder-${process.pid}`);
+    try {
+      // A command's stdin is the loop's input file, in the loop's private folder: the command
+      // notes which folder, then outlives its bound.
+      const err = await hostErrorOf(host.run(['sh', '-c', 'readlink /proc/$$/fd/0 >"$1"; exec sleep 30', 'sh', note], { timeoutMs: 500 }));
+      expect(err.code).toBe('command_timeout');
+      const folder = path.dirname(fs.readFileSync(note, 'utf8').trim());
+      expect(path.basename(folder)).toMatch(/^agent-handoff\./);
+      const deadline = Date.now() + 3000;
+      while (fs.existsSync(folder) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(fs.existsSync(folder)).toBe(false);
+      expect((await host.run(['echo', 'ok'])).stdout).toBe('ok\n');
+    } finally {
+      fs.rmSync(note, { force: true });
+      await host.close();
+    }
+  });
+
   it('fails in-flight and later operations with connection_lost when the connection drops', async () => {
     const host = await SshHost.connect('w-vega', fx.opts);
     await host.info();
