@@ -5,10 +5,10 @@
 // target never connects back):
 //   1. target: `git for-each-ref --format=%(objectname)` — every tip it has (one command);
 //   2. source: `git cat-file --batch-check` on those tips — keep the ones the source knows too;
-//   3. source: `git pack-objects --thin --stdout --revs` with `head wip ^tip…` on stdin, piped
-//      into target: `git index-pack --stdin --fix-thin` (whole when small, else streamed straight
-//      through). A thin pack may store objects
-//      as deltas against objects behind the common tips; --fix-thin completes them on the target.
+//   3. source: `git pack-objects --thin --stdout --revs` with `head wip ^tip…` on stdin, into
+//      target: `git index-pack --stdin --fix-thin` (whole when small, else streamed through). A
+//      thin pack may store objects as deltas against objects behind the common tips; --fix-thin
+//      completes them on the target.
 //   4. target: `git update-ref --stdin` creates both refs in one transaction.
 // A tip the source has is, with all its history, on both sides (git's connectivity invariant),
 // so `^tip` excludes exactly what the target already stores.
