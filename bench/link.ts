@@ -1,10 +1,8 @@
 // The benchmark's WAN link to vega: client → counting tap (TCP connect RTT) → delay proxy
 // (one-way delay each direction) → the world's sshd. The laptop user reaches it through an ssh
-// alias of its own (HostKeyAlias + its own known_hosts file, no connection sharing), included at
-// the top of ~/.ssh/config for the run and removed afterwards.
-import fs from 'node:fs';
-import path from 'node:path';
-import { sshConfigFragment, type World, type WorldUser } from '../test/world/machines.js';
+// alias of its own (HostKeyAlias + its own known_hosts file, no connection sharing), an ssh
+// config fragment for the run, removed afterwards.
+import { laptopAlias, type World } from '../test/world/machines.js';
 import { startDelayProxy, type DelayProxy } from './delay-proxy.js';
 import { startTap, type Tap, type TapEvent } from './tap.js';
 
@@ -28,7 +26,6 @@ export function diff(after: LinkCounters, before: LinkCounters): LinkCounters {
 }
 
 export async function openLink(world: World, opts: { alias: string; oneWayDelayMs: number; gapMs?: number }): Promise<Link> {
-  const laptop = world.users.laptop!;
   const vega = world.users.vega!;
   let proxy: DelayProxy | undefined;
   let tap: Tap | undefined;
@@ -36,7 +33,7 @@ export async function openLink(world: World, opts: { alias: string; oneWayDelayM
   try {
     proxy = await startDelayProxy({ host: world.sshd.host, port: world.sshd.port }, opts.oneWayDelayMs);
     tap = await startTap({ host: '127.0.0.1', port: proxy.port }, { connectDelayMs: 2 * opts.oneWayDelayMs, gapMs: opts.gapMs ?? 10 });
-    restore = installAlias(laptop, vega, world, opts.alias, tap.port);
+    restore = laptopAlias(world, opts.alias, tap.port, { user: vega.name, options: ['StrictHostKeyChecking yes', 'ControlMaster no', 'ControlPath none'] });
   } catch (err) {
     await tap?.close();
     await proxy?.close();
@@ -59,16 +56,3 @@ export async function openLink(world: World, opts: { alias: string; oneWayDelayM
   };
 }
 
-/** Write the alias (a config fragment) and its known_hosts into the laptop's ~/.ssh; returns the undo. */
-function installAlias(laptop: WorldUser, vega: WorldUser, world: World, alias: string, port: number): () => void {
-  const kh = path.join(laptop.home, '.ssh', `known_hosts_${alias}`);
-  const hostKey = world.sshd.hostKeyLine.split(' ').slice(1).join(' ');
-  fs.writeFileSync(kh, `${alias} ${hostKey}\n`, { mode: 0o644 });
-  fs.chownSync(kh, laptop.uid, laptop.gid);
-  const lines = [`Host ${alias}`, '  HostName 127.0.0.1', `  Port ${port}`, `  User ${vega.name}`, `  HostKeyAlias ${alias}`, `  UserKnownHostsFile ${kh}`, '  StrictHostKeyChecking yes', '  ControlMaster no', '  ControlPath none', ''];
-  const removeFragment = sshConfigFragment(laptop, alias, lines.join('\n'));
-  return () => {
-    removeFragment();
-    fs.rmSync(kh, { force: true });
-  };
-}

@@ -90,17 +90,16 @@ export async function repoRemotes(host: Host, repo: string): Promise<RemoteOfRep
   return remotes.sort((a, b) => (a.name === 'origin' ? -1 : b.name === 'origin' ? 1 : 0));
 }
 
-/** normaliseRemote, with a local-path remote resolved (relative to the repository, then realpath). */
-export async function remoteKey(host: Host, repo: string, url: string): Promise<string> {
-  const key = literalKey(repo, url);
-  if (!isLocalRemote(key)) return key;
-  return host.realpath(key).catch(() => key);
-}
-
-/** A remote's key as written (a local path made absolute, not resolved): equal to a wanted key, it needs no realpath. */
-function literalKey(repo: string, url: string): string {
+/**
+ * normaliseRemote, with a local-path remote resolved (relative to the repository, then realpath).
+ * A path that is literally one of `wanted` needs no look on the host (another spelling of it does).
+ */
+export async function remoteKey(host: Host, repo: string, url: string, wanted?: ReadonlySet<string>): Promise<string> {
   const key = normaliseRemote(url);
-  return isLocalRemote(key) ? path.posix.resolve(repo, key) : key;
+  if (!isLocalRemote(key)) return key;
+  const abs = path.posix.resolve(repo, key);
+  if (wanted?.has(abs)) return abs;
+  return host.realpath(abs).catch(() => abs);
 }
 
 // The script gets the per-repository report script as $1 (find -exec starts a new sh, which
@@ -167,12 +166,8 @@ async function runScan(target: Host, params: string[], timeoutMs: number): Promi
 
 async function matching(target: Host, found: FoundRepo[], keys: ReadonlySet<string>): Promise<{ dir: string; remote: string }[]> {
   // Every URL's key at once: a local-path remote costs a realpath on the target, unless it is
-  // literally a wanted key (another spelling of it needs the look).
-  const keyOf = (dir: string, url: string): string | Promise<string> => {
-    const literal = literalKey(dir, url);
-    return keys.has(literal) ? literal : remoteKey(target, dir, url);
-  };
-  const perRepo = await Promise.all(found.map((f) => Promise.all(f.urls.map((url) => keyOf(f.dir, url)))));
+  // literally a wanted key.
+  const perRepo = await Promise.all(found.map((f) => Promise.all(f.urls.map((url) => remoteKey(target, f.dir, url, keys)))));
   return found.flatMap((f, i) => {
     const key = perRepo[i]?.find((k) => keys.has(k));
     return key === undefined ? [] : [{ dir: f.dir, remote: key }];

@@ -61,17 +61,19 @@ export interface StashResult {
   note: string;
 }
 
+/** The fields of a result that stashed nothing. */
+const NOT_STASHED = { stashed: false, stash: null, message: null, changedAfterSnapshot: [] as string[] } as const;
+
 export async function stashSourceChanges(req: StashRequest): Promise<StashResult> {
   const { host, snapshot: snap } = req;
-  const none = { stashed: false, stash: null, message: null, changedAfterSnapshot: [] as string[] };
   if (req.keepSourceChanges) {
-    return { ...none, reason: 'keep_requested', note: 'The uncommitted changes were left in the source checkout as asked.' };
+    return { ...NOT_STASHED, reason: 'keep_requested', note: 'The uncommitted changes were left in the source checkout as asked.' };
   }
   if (!snap.snapshot) {
     // Nothing to stash; whether anything changed since is still worth saying.
     const now = await headAndWorkingTree(host, snap.repoRoot);
     if (`${now.head}:${now.tree}` !== snap.fingerprint) return changedAfterSnapshot(host, snap, now);
-    return { ...none, reason: 'nothing_uncommitted', note: 'There were no uncommitted changes to stash.' };
+    return { ...NOT_STASHED, reason: 'nothing_uncommitted', note: 'There were no uncommitted changes to stash.' };
   }
   const message = stashMessage(req.id, req.targetLabel);
   // Built from the snapshot's working state; stored only if that is still the state (the guard below).
@@ -92,9 +94,7 @@ export async function stashSourceChanges(req: StashRequest): Promise<StashResult
 async function changedAfterSnapshot(host: Host, snap: Snapshot, now: { head: string; tree: string }): Promise<StashResult> {
   const changed = await changedTrees(host, snap.repoRoot, snap.tree, now.tree);
   return {
-    stashed: false,
-    stash: null,
-    message: null,
+    ...NOT_STASHED,
     reason: 'changed_after_snapshot',
     changedAfterSnapshot: changed,
     note:

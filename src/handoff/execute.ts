@@ -1,6 +1,7 @@
-// Execute a plan: quit, snapshot, transfer, place, copy the session, start on the target, verify,
-// stash at the source. Every step is journaled before it acts and after it completes; anything
-// that changes the target is recorded so a failure (or `recover`) can undo it exactly.
+// Execute a plan: quit; snapshot, transfer and place, with the session copy beside them; start on
+// the target, verify, stash at the source. Every step is journaled before it acts and after it
+// completes; anything that changes the target is recorded so a failure (or `recover`) can undo it
+// exactly.
 import { HandoffError } from '../errors.js';
 import { HerdrError } from '../herdr/client.js';
 import { place, readPlacementState } from '../git/place.js';

@@ -51,6 +51,14 @@ function journalsOf(name: string, since: Set<string>): string[] {
 }
 const journalOf = (name: string, since: Set<string>) => journalsOf(name, since)[0];
 
+/** Wait until the journal of the send of `name` shows `step` begun or done. */
+function journalReaches(what: string, name: string, since: Set<string>, type: 'begin' | 'done', step: string): Promise<unknown> {
+  return waitFor(what, async () => {
+    const j = journalOf(name, since);
+    return j && journalEvents(j).some((e) => e.type === type && e.step === step);
+  }, 60_000);
+}
+
 /** The pane lock folder of an agent's pane, as the source keeps it. */
 const paneLock = (pane: string) => lockName(paneLockKey(pane));
 
@@ -64,10 +72,7 @@ describe('the source changes while the agent quits', () => {
     await agentWithWork(name);
     const since = new Set(journals(laptop));
     const sending = runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet'], { AGENT_HANDOFF_TEST_PAUSE_AT: 'quit', AGENT_HANDOFF_TEST_PAUSE_MS: '4000' });
-    await waitFor('the quit to begin', async () => {
-      const j = journalOf(name, since);
-      return j && journalEvents(j).some((e) => e.type === 'begin' && e.step === 'quit');
-    }, 60_000);
+    await journalReaches('the quit to begin', name, since, 'begin', 'quit');
     gitAs(laptop, p.laptop, ['checkout', '-q', '-b', `${name}-moved`]);
     const r = await sending;
     const json = lastJson(r) as { ok: boolean; branch: string; target_worktree: string; plan: { will_create: { branch: string; worktree: string; session_file: string } } } | null;
@@ -97,10 +102,7 @@ describe('two sends of one agent', () => {
     const since = new Set(journals(laptop));
     // The first holds its lock and pauses at the quit, so the second plans against a live agent.
     const first = runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet'], { AGENT_HANDOFF_TEST_PAUSE_AT: 'quit', AGENT_HANDOFF_TEST_PAUSE_MS: '15000' });
-    await waitFor('the first send to begin its quit', async () => {
-      const j = journalOf(name, since);
-      return j && journalEvents(j).some((e) => e.type === 'begin' && e.step === 'quit');
-    }, 60_000);
+    await journalReaches('the first send to begin its quit', name, since, 'begin', 'quit');
     const [second, dry] = await Promise.all([
       runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet']),
       // A dry run changes nothing: it is answered, and says a handoff of the agent is running.
@@ -139,10 +141,7 @@ describe('two sends of one agent', () => {
     const since = new Set(journals(laptop));
     // The first pauses right after its quit: the agent is gone from laptop's herdr.
     const first = runHandoff(world, laptop, ['send', name, 'vega', '--no-focus', '--quiet'], { AGENT_HANDOFF_TEST_PAUSE_AT: 'snapshot', AGENT_HANDOFF_TEST_PAUSE_MS: '8000' });
-    await waitFor('the first send to quit the agent', async () => {
-      const j = journalOf(name, since);
-      return j && journalEvents(j).some((e) => e.type === 'done' && e.step === 'quit');
-    }, 60_000);
+    await journalReaches('the first send to quit the agent', name, since, 'done', 'quit');
     expect((await agents(world, laptop)).some((a) => a.pane_id === pane)).toBe(false);
     // --from laptop: laptop reached over ssh, as another controller would; the first one's journal
     // is not for this source, so only the lock on laptop can tell what happened.
@@ -235,10 +234,7 @@ describe('bounded by --timeout, and network loss mid-handoff', () => {
       try {
         const since = new Set(journals(laptop));
         const sending = runHandoff(world, laptop, ['send', name, alias, '--no-focus', '--quiet', '--timeout', '10'], { AGENT_HANDOFF_TEST_PAUSE_AT: step, AGENT_HANDOFF_TEST_PAUSE_MS: '2000' });
-        await waitFor(`the ${step} step to begin`, async () => {
-          const j = journalOf(name, since);
-          return j && journalEvents(j).some((e) => e.type === 'begin' && e.step === step);
-        }, 60_000);
+        await journalReaches(`the ${step} step to begin`, name, since, 'begin', step);
         expect(proxy.cut()).toBeGreaterThan(0);
         const r = await sending;
         const json = lastJson(r) as { ok: boolean; code: string; details: { failed_step: string; undo_errors: unknown[]; source_restart: { restarted: boolean } } } | null;

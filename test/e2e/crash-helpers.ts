@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { gitAs, herdr, herdrOk, makeProject, resetClone, runAs, screen, waitFor, writeAs, type ProcResult, type Project } from '../helpers/e2e.js';
-import { sshConfigFragment, type World, type WorldUser } from '../world/machines.js';
+import { laptopAlias, type World, type WorldUser } from '../world/machines.js';
 
 /** git blob id of a file's bytes (as `git hash-object` computes it). */
 export function blobId(data: Buffer): string {
@@ -138,14 +138,9 @@ export async function closeWorkspace(world: World, user: WorldUser, id: string):
   await herdr(world, user, ['workspace', 'close', id]).catch(() => undefined);
 }
 
-/** An ssh alias for vega in laptop's ssh config (Include'd first), pointing at `port`. */
+/** An ssh alias for vega (or `user`) in laptop's ssh config, pointing at `port`. */
 export function sshAlias(world: World, name: string, port: number, user = 'vega'): () => void {
-  const laptop = world.users.laptop!;
-  const kh = `${laptop.home}/.ssh/known_hosts_${name}`;
-  const hostKey = world.sshd.hostKeyLine.split(' ').slice(1).join(' ');
-  fs.writeFileSync(kh, `${name} ${hostKey}\n`);
-  fs.chownSync(kh, laptop.uid, laptop.gid);
-  return sshConfigFragment(laptop, name, `Host ${name}\n  HostName 127.0.0.1\n  Port ${port}\n  User ${user}\n  HostKeyAlias ${name}\n  UserKnownHostsFile ${kh}\n  ConnectTimeout 5\n`);
+  return laptopAlias(world, name, port, { user, options: ['ConnectTimeout 5'] });
 }
 
 /** A loopback TCP proxy to sshd whose open connections can be cut at will (the network drops). */

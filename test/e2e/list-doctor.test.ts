@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { handoff, herdrOk, resetClone, runAs, startFakeAgent, type StartedAgent } from '../helpers/e2e.js';
-import { sshConfigFragment, type World } from '../world/machines.js';
+import { laptopAlias, sshConfigFragment, type World } from '../world/machines.js';
 import { startDelayProxy, type DelayProxy } from '../../bench/delay-proxy.js';
 
 let world: World;
@@ -32,13 +32,8 @@ afterAll(async () => {
  * one SSH handshake of ours (sshd's own log would also count other tests' logins).
  */
 async function countedAlias(name: string): Promise<{ proxy: DelayProxy; restore: () => Promise<void> }> {
-  const laptop = world.users.laptop!;
   const proxy = await startDelayProxy({ host: world.sshd.host, port: world.sshd.port }, 0);
-  const kh = `${laptop.home}/.ssh/known_hosts_${name}`;
-  const hostKey = world.sshd.hostKeyLine.split(' ').slice(1).join(' ');
-  fs.writeFileSync(kh, `${name} ${hostKey}\n`);
-  fs.chownSync(kh, laptop.uid, laptop.gid);
-  const remove = sshConfigFragment(laptop, name, `Host ${name}\n  HostName 127.0.0.1\n  Port ${proxy.port}\n  User vega\n  HostKeyAlias ${name}\n  UserKnownHostsFile ${kh}\n`);
+  const remove = laptopAlias(world, name, proxy.port);
   return {
     proxy,
     restore: async () => {

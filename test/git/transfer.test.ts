@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { snapshot } from '../../src/git/snapshot.js';
 import { Readable } from 'node:stream';
-import { cleanupRefs, collectUpTo, handoffRefs, newHandoffId, transfer } from '../../src/git/transfer.js';
+import { cleanupRefs, collectUpTo, handoffRefs, newHandoffId, SMALL_PACK_BYTES, transfer } from '../../src/git/transfer.js';
 import { cleanupTemp, commitAll, g, makePair, write } from './repos.js';
 
 afterAll(cleanupTemp);
@@ -97,9 +97,9 @@ describe('transfer', () => {
 
   it('collects a small pack whole and streams a larger one, every byte in order', async () => {
     const chunks = (n: number) => Array.from({ length: n }, (_, i) => Buffer.alloc(1000, i % 251));
-    const small = await collectUpTo(Readable.from(chunks(5)), 12 * 1024);
+    const small = await collectUpTo(Readable.from(chunks(5)), SMALL_PACK_BYTES);
     expect(Buffer.isBuffer(small) && small.equals(Buffer.concat(chunks(5)))).toBe(true);
-    const large = await collectUpTo(Readable.from(chunks(50)), 12 * 1024);
+    const large = await collectUpTo(Readable.from(chunks(50)), SMALL_PACK_BYTES);
     expect(Buffer.isBuffer(large)).toBe(false);
     const got: Buffer[] = [];
     for await (const c of large as Readable) got.push(c as Buffer);

@@ -347,6 +347,25 @@ export function sshConfigFragment(user: WorldUser, name: string, text: string): 
   return () => fs.rmSync(file, { force: true });
 }
 
+/**
+ * An ssh alias `name` in laptop's config for the world's sshd reached at `port` (through a proxy
+ * in front of it), as `user`, its host key under HostKeyAlias in a known_hosts file of its own;
+ * `options` are more config lines. Returns its removal.
+ */
+export function laptopAlias(world: World, name: string, port: number, opts: { user?: string; options?: string[] } = {}): () => void {
+  const laptop = world.users.laptop!;
+  const kh = path.join(laptop.home, '.ssh', `known_hosts_${name}`);
+  const hostKey = world.sshd.hostKeyLine.split(' ').slice(1).join(' ');
+  fs.writeFileSync(kh, `${name} ${hostKey}\n`, { mode: 0o644 });
+  fs.chownSync(kh, laptop.uid, laptop.gid);
+  const lines = [`Host ${name}`, '  HostName 127.0.0.1', `  Port ${port}`, `  User ${opts.user ?? 'vega'}`, `  HostKeyAlias ${name}`, `  UserKnownHostsFile ${kh}`, ...(opts.options ?? []).map((o) => `  ${o}`), ''];
+  const removeFragment = sshConfigFragment(laptop, name, lines.join('\n'));
+  return () => {
+    removeFragment();
+    fs.rmSync(kh, { force: true });
+  };
+}
+
 /** Hooks filled in by the simulator and fake agents once they exist (kept optional here). */
 async function installExecutables(world: World): Promise<void> {
   const herdrCli = path.join(world.libDir, 'herdr', 'cli.js');

@@ -825,12 +825,13 @@ export class SimServer {
     try {
       // No pane, nothing to watch: the process table (every process's stat file) is read only
       // when there is a pane to look at.
-      const table = this.allPanes().length > 0 ? processTable() : new Map<number, ProcEntry>();
+      const watched = this.allPanes();
+      const table = watched.length > 0 ? processTable() : new Map<number, ProcEntry>();
       // Closed panes: tmux is asked when a pane's shell is gone, and once a second anyway (which
       // also notices a tmux server that went away). A tmux client per tick in each simulated
       // machine was most of the test world's idle CPU — real herdr's detection costs next to
       // nothing, so the simulator should not compete with what runs beside it either.
-      const shellGone = this.allPanes().some((p) => !table.has(p.shellPid));
+      const shellGone = watched.some((p) => !table.has(p.shellPid));
       this.ticksSinceListing++;
       if (shellGone || this.ticksSinceListing * this.pollMs >= LISTING_EVERY_MS) {
         this.ticksSinceListing = 0;
