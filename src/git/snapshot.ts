@@ -174,16 +174,24 @@ export async function snapshot(host: Host, cwd: string): Promise<Snapshot> {
 /**
  * The snapshot again (after the quit) of a checkout looked at before: HEAD and the working tree
  * are asked side by side, the tree through the git folder known from then. Should the checkout
- * turn out to be another one, its tree is asked again there.
+ * turn out to be another one, its tree is asked again there. Unchanged (same HEAD and tree), it
+ * is the snapshot from before, commit included: what was sent ahead of the quit stands.
  */
-export async function snapshotAgain(host: Host, cwd: string, known: Pick<RepoLayout, 'repoRoot' | 'gitDir'>): Promise<Snapshot> {
+export async function snapshotAgain(host: Host, cwd: string, known: Snapshot): Promise<Snapshot> {
   const [layoutAsked, treeAsked] = await Promise.allSettled([repoLayout(host, cwd), workingTree(host, known)]);
   // A checkout that is gone or broken is best told by the layout.
   if (layoutAsked.status === 'rejected') throw layoutAsked.reason;
   const layout = layoutAsked.value;
   if (layout.gitDir !== known.gitDir || layout.repoRoot !== known.repoRoot) return snapshotOf(host, layout);
   if (treeAsked.status === 'rejected') throw treeAsked.reason;
-  return snapshotWithTree(host, layout, treeAsked.value);
+  const tree = treeAsked.value;
+  if (layout.head === known.head && tree === known.tree) return { ...layout, snapshot: known.snapshot, tree, changedFiles: known.changedFiles, fingerprint: known.fingerprint };
+  return snapshotWithTree(host, layout, tree);
+}
+
+/** The same work to place: checkout, branch, HEAD and snapshot commit (so also the files). */
+export function sameWork(a: Snapshot, b: Snapshot): boolean {
+  return a.repoRoot === b.repoRoot && a.branch === b.branch && a.head === b.head && a.snapshot === b.snapshot;
 }
 
 /** The snapshot of a checkout whose layout is known (the plan asks the layout first, to start looking on the target sooner). */

@@ -1,11 +1,12 @@
-// Execute a plan: quit; snapshot, transfer and place, with the session copy beside them; start on
-// the target, verify, stash at the source. Every step is journaled before it acts and after it
+// Execute a plan: quit, with the plan's snapshot sent and placed on the target meanwhile; snapshot
+// again (other work is sent and placed instead), with the session copy beside it; start on the
+// target, verify, stash at the source. Every step is journaled before it acts and after it
 // completes; anything that changes the target is recorded so a failure (or `recover`) can undo it
 // exactly.
 import { HandoffError } from '../errors.js';
 import { HerdrError } from '../herdr/client.js';
-import { place, readPlacementState } from '../git/place.js';
-import { headAndWorkingTree, snapshotAgain, type Snapshot } from '../git/snapshot.js';
+import { place, readPlacementState, undoPlacement, type PlacementReads, type PlacementRecord } from '../git/place.js';
+import { headAndWorkingTree, sameWork, snapshotAgain, type Snapshot } from '../git/snapshot.js';
 import { prepareStash, stashSourceChanges, type StashResult } from '../git/stash.js';
 import { presentObjects, targetTips, transfer, type TransferResult } from '../git/transfer.js';
 import type { Progress } from '../progress.js';
@@ -39,6 +40,12 @@ export interface ExecuteResult {
   verified: string[];
   /** The source pane is at its shell after the stash (herdr asked alongside it). */
   sourceAtShell: boolean;
+}
+
+/** The work on the target: what was sent, and where and how it was placed. */
+interface Moved {
+  moved: TransferResult;
+  placement: PlacementRecord;
 }
 
 /** Thrown when a step fails after the agent was quit: carries what rollback did. */
@@ -152,6 +159,49 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
   const targetState = hostStateDir(target.info);
   const markerFile = markerPath(targetState, plan.id);
   let markerWritten: Promise<unknown> | null = null;
+  const targetRepo = plan.placement.repo;
+  // Send the commits and place them: a snapshot's HEAD and work, on the target.
+  const sendAndPlace = async (s: Snapshot, opts2: { read?: Promise<PlacementReads>; replacing?: PlacementRecord }): Promise<Moved> => {
+    const moved = await step('transfer', `sending commits to ${target.host.label}`, async () => {
+      await markerWritten;
+      record({ kind: 'refs', targetRepo, id: plan.id });
+      return transfer({ source: source.host, sourceRepo: s.repoRoot, target: target.host, targetRepo, id: plan.id, head: s.head, wip: s.snapshot, timeoutMs: opts.timeoutS * 1000, commonTips: commonEarly });
+    });
+    const placement = await step('place', `placing ${s.branch ?? 'the work'} on ${target.host.label}`, async () => {
+      if (opts2.replacing) {
+        // What was placed ahead of the quit is not this work: undone first, exactly.
+        const undo = await undoPlacement(target.host, opts2.replacing);
+        if (undo.errors.length > 0) throw new HandoffError('place_failed', `Could not undo the placement made while the agent quit in ${opts2.replacing.worktree} on ${target.host.label}: ${undo.errors.map((e) => e.message).join('; ')}`);
+        record({ kind: 'undone', what: 'placement' });
+      }
+      // The plan's placement with this snapshot, journaled before place changes anything.
+      const rec = await place({
+        target: target.host,
+        targetRepo,
+        id: plan.id,
+        head: s.head,
+        wip: s.snapshot,
+        sourceBranch: s.branch,
+        newBranch: plan.placement.branch !== s.branch || opts.newBranch,
+        changedFiles: s.changedFiles,
+        ...(opts2.read ? { read: opts2.read } : {}),
+        commitsOn: { host: source.host, repo: s.repoRoot },
+        beforeChanges: async (p) => {
+          // The intent asked early is for the placement planned; another one is asked now.
+          const early = await intentEarly;
+          const planned = early.repo === p.repo && early.branch === p.branch && early.mode === p.mode && early.worktree === p.worktree && early.branchTip === p.branchTip;
+          record({ ...(planned ? early : await placementIntent(target.host, p)), head: s.head, wip: s.snapshot });
+        },
+      });
+      record({ kind: 'placement', record: rec });
+      return rec;
+    });
+    return { moved, placement };
+  };
+  // The plan's snapshot is sent and placed while the agent quits (a quitting agent seldom changes
+  // its files). The snapshot taken after the quit decides: the same work keeps that placement;
+  // other work has it undone and is sent and placed instead.
+  const ahead: { moving?: Promise<Moved> } = {};
   const quit = await step('quit', `quitting the ${plan.kind} agent`, async () => {
     // Recorded before the keys go out: a controller killed mid-quit leaves a journal from which
     // `recover` restarts the agent (or clears the typed quit text) instead of "nothing changed".
@@ -172,18 +222,25 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       branch: plan.placement.branch,
       worktree: plan.placement.worktree,
     }));
+    // Read while the plan was made, for the branch it planned with.
+    ahead.moving = besides(sendAndPlace(plan.snapshot, { read: placeReadEarly }));
     return quitAgent(source.herdr, agent.pane_id, plan.kind, adapter.quit, adapter.classifyScreen, { timeoutMs: opts.timeoutS * 1000 });
   }).catch(async (err: unknown) => {
-    // The agent did not quit: nothing else was changed, and the marker goes again.
-    await (markerWritten as Promise<unknown> | null)?.then(() => target.host.remove(markerFile)).catch(() => undefined);
+    // The agent did not quit (it still runs): what went ahead to the target is undone, and the
+    // marker goes again. Nothing else was changed.
+    await settledWithin(aside, opts.timeoutS * 1000);
+    const report = await progress.step('rolling back', () => rollback(sides, records, { restart: false }));
+    journal.append({ type: 'undone', data: { ...report } });
+    if (report.errors.length > 0 && err instanceof HandoffError) throw new HandoffFailed(err, 'quit', report);
     throw err;
   });
 
   try {
     // The session copy needs only where the work lands on the target, which the plan knows: it
     // starts as soon as the agent is gone (nothing writes its transcript any more), beside the
-    // snapshot, the transfer and place. Should place choose another worktree (the target or the
-    // branch changed since the plan), the copy is undone and made again for that one.
+    // snapshot (and the placement, if that is still going). Should the work land in another
+    // worktree (the target or the branch changed since the plan), the copy is undone and made
+    // again for that one.
     const copySession = (worktree: string, look: Promise<DestinationLook | null>) =>
       step('session', `copying the ${plan.kind} session`, async () => {
         // The marker goes first: from here on the target may hold something of this handoff.
@@ -210,37 +267,12 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       record({ kind: 'snapshot', head: s.head, wip: s.snapshot, fingerprint: s.fingerprint, repo: s.repoRoot });
       return s;
     });
-    const targetRepo = plan.placement.repo;
-    const moved = await step('transfer', `sending commits to ${target.host.label}`, async () => {
-      await markerWritten;
-      record({ kind: 'refs', targetRepo, id: plan.id });
-      return transfer({ source: source.host, sourceRepo: snap.repoRoot, target: target.host, targetRepo, id: plan.id, head: snap.head, wip: snap.snapshot, timeoutMs: opts.timeoutS * 1000, commonTips: commonEarly });
-    });
-    const placement = await step('place', `placing ${snap.branch ?? 'the work'} on ${target.host.label}`, async () => {
-      // The plan's placement with this run's snapshot (the plan's own snapshot commit never left),
-      // journaled before place changes anything.
-      const rec = await place({
-        target: target.host,
-        targetRepo,
-        id: plan.id,
-        head: snap.head,
-        wip: snap.snapshot,
-        sourceBranch: snap.branch,
-        newBranch: plan.placement.branch !== snap.branch || opts.newBranch,
-        changedFiles: snap.changedFiles,
-        // Read while the agent quit (for the branch it planned with); the commits are asked of the source.
-        ...(snap.branch === plan.snapshot.branch ? { read: placeReadEarly } : {}),
-        commitsOn: { host: source.host, repo: snap.repoRoot },
-        beforeChanges: async () => {
-          record({ ...(await intentEarly), head: snap.head, wip: snap.snapshot });
-        },
-      });
-      record({ kind: 'placement', record: rec });
-      return rec;
-    });
+    let { moved, placement } = await (ahead.moving as Promise<Moved>);
+    if (!sameWork(snap, plan.snapshot)) ({ moved, placement } = await sendAndPlace(snap, { replacing: placement }));
     let { out: copied, sessionPlacement } = await copying;
     if (placement.worktree !== plannedWorktree) {
       await undoCopy(target.host, copied);
+      record({ kind: 'undone', what: 'session_copy' });
       ({ out: copied, sessionPlacement } = await copySession(placement.worktree, Promise.resolve(null)));
     }
     const targetCwd = cwdIn(placement.worktree, snap.relativeCwd);

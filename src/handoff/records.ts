@@ -35,6 +35,8 @@ export const HandoffRecord = z.discriminatedUnion('kind', [
   /** Journaled before the session copy: the files it will write and what was there. */
   SessionIntentSchema,
   z.object({ kind: z.literal('session_copy'), record: CopyRecordSchema }),
+  /** The newest placement or session copy before this was undone already (another replaces it). */
+  z.object({ kind: z.literal('undone'), what: z.enum(['placement', 'session_copy']) }),
   z.object({ kind: z.literal('integration'), target: z.string() }),
   z.object({ kind: z.literal('workspace'), workspace: z.string(), pane: z.string() }),
   z.object({ kind: z.literal('agent'), name: z.string(), pane: z.string() }),

@@ -61,11 +61,44 @@ export interface RollbackOptions {
   alreadyUndone?: ReadonlySet<string>;
 }
 
+/**
+ * The records a rollback undoes, newest first. A placement or session copy may be made twice (the
+ * first one undone when another replaced it, then an `undone` record): the one undone already is
+ * skipped with its intent. An intent stands in for its record only when the step died before
+ * writing that record.
+ */
+export function toUndo(records: readonly HandoffRecord[]): HandoffRecord[] {
+  const out: HandoffRecord[] = [];
+  const state = {
+    placement: { recorded: false, undone: false },
+    session_copy: { recorded: false, undone: false },
+  };
+  for (const rec of [...records].reverse()) {
+    const what = rec.kind === 'placement' || rec.kind === 'placement_intent' ? 'placement' : rec.kind === 'session_copy' || rec.kind === 'session_intent' ? 'session_copy' : null;
+    if (rec.kind === 'undone') {
+      state[rec.what].undone = true;
+      continue;
+    }
+    if (!what) {
+      out.push(rec);
+      continue;
+    }
+    const s = state[what];
+    if (rec.kind === 'placement' || rec.kind === 'session_copy') {
+      if (!s.undone) out.push(rec);
+      s.recorded = true;
+    } else {
+      // The intent opens its step: what is newer than it belongs to a later attempt.
+      if (!s.recorded && !s.undone) out.push(rec);
+      s.recorded = false;
+      s.undone = false;
+    }
+  }
+  return out;
+}
+
 export async function rollback(sides: RollbackSides, records: HandoffRecord[], opts: RollbackOptions): Promise<RollbackReport> {
   const report: RollbackReport = { undone: [], errors: [], restart: null };
-  // An intent stands in for its record only when the step died before writing the record.
-  const placed = records.some((r) => r.kind === 'placement');
-  const copied = records.some((r) => r.kind === 'session_copy');
   const attempt = async (what: string, fn: () => Promise<void>) => {
     if (opts.alreadyUndone?.has(what)) return;
     try {
@@ -75,7 +108,7 @@ export async function rollback(sides: RollbackSides, records: HandoffRecord[], o
       report.errors.push({ what, error: err instanceof Error ? err.message : String(err) });
     }
   };
-  for (const rec of [...records].reverse()) {
+  for (const rec of toUndo(records)) {
     switch (rec.kind) {
       case 'workspace':
         // Closing the workspace ends the agent started in it.
@@ -96,13 +129,11 @@ export async function rollback(sides: RollbackSides, records: HandoffRecord[], o
         });
         break;
       case 'placement_intent':
-        if (placed) break;
         await attempt(`undid the unrecorded placement in ${rec.worktree} (branch ${rec.branch})`, async () => {
           await undoPlacementIntent(sides.target.host, rec);
         });
         break;
       case 'session_intent':
-        if (copied) break;
         await attempt(`removed the unrecorded session files on ${sides.target.host.label}`, () => undoSessionIntent(sides.target.host, rec));
         break;
       case 'refs':

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HandoffError } from '../../src/errors.js';
 import { LocalHost } from '../../src/host/local.js';
-import { snapshot, snapshotAgain } from '../../src/git/snapshot.js';
+import { sameWork, snapshot, snapshotAgain } from '../../src/git/snapshot.js';
 import { cleanupTemp, commitAll, fingerprintRepo, g, makePair, tempDir, write } from './repos.js';
 
 afterAll(cleanupTemp);
@@ -72,6 +72,22 @@ describe('snapshot', () => {
     });
     expect(g(source, 'rev-parse', `${again.snapshot}^`).trim()).toBe(fresh.head);
     expect(g(source, 'show', `${again.snapshot}:src/app.ts`)).toBe('second\n');
+  });
+
+  it('snapshots again unchanged: the snapshot from before, its commit included (what went ahead stands); a changed file is new work', async () => {
+    const { source, sourceHost } = makePair();
+    write(source, 'src/app.ts', 'first\n');
+    write(source, 'new.txt', 'untracked\n');
+    const before = await snapshot(sourceHost, source);
+    const again = await snapshotAgain(sourceHost, source, before);
+    expect(again).toEqual(before);
+    expect(sameWork(again, before)).toBe(true);
+    write(source, 'new.txt', 'written while quitting\n');
+    const changed = await snapshotAgain(sourceHost, source, before);
+    expect(changed.head).toBe(before.head);
+    expect(changed.snapshot).not.toBe(before.snapshot);
+    expect(sameWork(changed, before)).toBe(false);
+    expect(g(source, 'show', `${changed.snapshot}:new.txt`)).toBe('written while quitting\n');
   });
 
   it('works without any git identity configured', async () => {

@@ -1,0 +1,72 @@
+// Which journal records a rollback undoes (toUndo): newest first; an intent only when its step
+// died before writing the record; a placement or session copy already undone (replaced by another
+// made after it) is skipped with its intent.
+import { describe, expect, it } from 'vitest';
+import { toUndo } from '../../src/handoff/rollback.js';
+import { HandoffRecord } from '../../src/handoff/records.js';
+
+const A = 'a'.repeat(40);
+const B = 'b'.repeat(40);
+
+function intent(worktree: string): HandoffRecord {
+  return HandoffRecord.parse({ kind: 'placement_intent', id: 'h1', repo: '/r', branch: 'feature', mode: 'new-worktree', worktree, branchTip: null, head: A, wip: B, homeExisted: true, hadUpstream: false });
+}
+
+function placement(worktree: string): HandoffRecord {
+  return HandoffRecord.parse({
+    kind: 'placement',
+    record: { version: 1, id: 'h1', repo: '/r', branch: 'feature', mode: 'new-worktree', worktree, previousCommit: null, head: A, wip: B, actions: [{ kind: 'worktree-added', path: worktree, createdHome: null }] },
+  });
+}
+
+function sessionIntent(root: string): HandoffRecord {
+  return HandoffRecord.parse({ kind: 'session_intent', targetRoot: root, tag: 'abcd1234', files: [], missingDirs: [] });
+}
+
+function sessionCopy(root: string): HandoffRecord {
+  return HandoffRecord.parse({ kind: 'session_copy', record: { targetRoot: root, files: [], createdDirs: [] } });
+}
+
+const refs = HandoffRecord.parse({ kind: 'refs', targetRepo: '/r', id: 'h1' });
+const marker = HandoffRecord.parse({ kind: 'marker', path: '/m' });
+const undonePlacement = HandoffRecord.parse({ kind: 'undone', what: 'placement' });
+const undoneCopy = HandoffRecord.parse({ kind: 'undone', what: 'session_copy' });
+
+/** A short name per record, to compare lists. */
+function names(records: HandoffRecord[]): string[] {
+  return records.map((r) => {
+    if (r.kind === 'placement_intent') return `intent ${r.worktree}`;
+    if (r.kind === 'placement') return `placement ${r.record.worktree}`;
+    if (r.kind === 'session_intent') return `session intent ${r.targetRoot}`;
+    if (r.kind === 'session_copy') return `session copy ${r.record.targetRoot}`;
+    return r.kind;
+  });
+}
+
+describe('toUndo', () => {
+  it('undoes records newest first, the intent standing in only for a record never written', () => {
+    expect(names(toUndo([marker, refs, intent('/w1'), placement('/w1'), sessionIntent('/s1'), sessionCopy('/s1')]))).toEqual(['session copy /s1', 'placement /w1', 'refs', 'marker']);
+    expect(names(toUndo([marker, refs, intent('/w1'), sessionIntent('/s1')]))).toEqual(['session intent /s1', 'intent /w1', 'refs', 'marker']);
+  });
+
+  it('skips a placement undone already, with its intent, and undoes the one that replaced it', () => {
+    const records = [marker, refs, intent('/w1'), placement('/w1'), refs, undonePlacement, intent('/w2'), placement('/w2')];
+    expect(names(toUndo(records))).toEqual(['placement /w2', 'refs', 'refs', 'marker']);
+  });
+
+  it('after a placement undone, an intent with no record of its own still stands in (died inside the second place)', () => {
+    const records = [marker, refs, intent('/w1'), placement('/w1'), undonePlacement, intent('/w1')];
+    expect(names(toUndo(records))).toEqual(['intent /w1', 'refs', 'marker']);
+  });
+
+  it('treats a session copy made again the same way', () => {
+    const records = [sessionIntent('/s1'), sessionCopy('/s1'), undoneCopy, sessionIntent('/s2'), sessionCopy('/s2')];
+    expect(names(toUndo(records))).toEqual(['session copy /s2']);
+    expect(names(toUndo(records.slice(0, 4)))).toEqual(['session intent /s2']);
+  });
+
+  it('keeps the two kinds apart: an undone placement does not hide a session copy', () => {
+    const records = [intent('/w1'), placement('/w1'), sessionIntent('/s1'), sessionCopy('/s1'), undonePlacement, intent('/w2'), placement('/w2')];
+    expect(names(toUndo(records))).toEqual(['placement /w2', 'session copy /s1']);
+  });
+});
