@@ -153,6 +153,16 @@ async function targetState(): Promise<TargetState> {
   };
 }
 
+/** This agent's handoff journals on laptop. */
+function journalFiles(): string[] {
+  const dir = path.join(laptop.home, '.local', 'state', 'agent-handoff', 'handoffs');
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .map((f) => path.join(dir, f))
+    .filter((f) => fs.readFileSync(f, 'utf8').includes(`"agent":"${name}"`));
+}
+
 function sourceState(): { hashes: Record<string, string>; status: string; stash: string } {
   const hashes: Record<string, string> = {};
   for (const f of CHANGED) hashes[f] = createHash('sha256').update(fs.readFileSync(path.join(p.laptop, f))).digest('hex');
@@ -234,6 +244,34 @@ describe('send: a failing target step is undone and the agent restarted at the s
       await failsAt(step, /injected_failure/, () => undefined, { AGENT_HANDOFF_TEST_FAIL_AT: step });
     }, 90_000);
   }
+
+  it('quit: the agent will not quit; what went to vega while it was asked is undone, and it runs on untouched', async () => {
+    // Asked of this agent only (its folder), at each quit attempt: it shows why and stays.
+    const control = path.join(laptop.home, '.omp', 'agent', 'fake-agent.json');
+    writeAs(laptop, control, JSON.stringify({ holdQuitIn: [p.laptop] }));
+    const since = new Set(journalFiles());
+    let r: Awaited<ReturnType<typeof handoff>>;
+    try {
+      r = await handoff(world, laptop, ['send', name, 'vega', '--no-focus', '--timeout', '5']);
+    } finally {
+      fs.rmSync(control, { force: true });
+    }
+    expect(r.json, `${JSON.stringify(r.json)}\n${r.stderr}`).toMatchObject({ ok: false, code: 'quit_failed' });
+    expect(r.code).toBe(1);
+    expect(r.json.error as string).toContain('background task is still running');
+    // The commits and the work had gone to vega while the agent was asked to quit: all undone.
+    const [journal] = journalFiles().filter((f) => !since.has(f));
+    const events = fs.readFileSync(journal!, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; data?: { kind?: string; undone?: string[]; errors?: unknown[] } });
+    expect(events.some((e) => e.type === 'record' && e.data?.kind === 'placement')).toBe(true);
+    const undone = events.find((e) => e.type === 'undone')?.data;
+    expect(undone?.undone).toEqual(expect.arrayContaining([`undid the placement in ${worktree}`, expect.stringMatching(/^removed refs\/handoff\//), 'removed the handoff marker on the target']));
+    expect(undone?.errors).toEqual([]);
+    expect(await targetState()).toEqual(baseline.vega);
+    // Never quit, so never restarted: the same agent in its pane, the work untouched.
+    const still = await sourceAgentIdle();
+    expect(still).toMatchObject({ name, agent: 'omp', pane_id: agent.pane });
+    expect(sourceState()).toEqual({ hashes: baseline.hashes, status: baseline.status, stash: baseline.stash });
+  }, 90_000);
 
   it('start: the agent exits on the target right after starting', async () => {
     const control = path.join(vega.home, '.omp', 'agent', 'fake-agent.json');

@@ -311,6 +311,11 @@ class Conversation {
   }
 
   private quit(via: 'command' | 'keys'): void {
+    if (readControl(this.def.configRoot()).holdQuitIn.includes(this.launch.cwd)) {
+      this.setStatus(`Cannot quit: a background task is still running (holdQuitIn in fake-agent.json).`);
+      this.draw();
+      return;
+    }
     if (this.working) clearTimeout(this.working.timer);
     this.working = undefined;
     if (this.statusTimer) clearTimeout(this.statusTimer);

@@ -162,6 +162,8 @@ export interface ControlFile {
   loggedOut: boolean;
   hookReview: boolean;
   crashOnStart: boolean;
+  /** Folders whose agents will not quit (a background task holds them); read at each attempt. */
+  holdQuitIn: string[];
 }
 
 export function readControl(root: string): ControlFile {
@@ -171,6 +173,7 @@ export function readControl(root: string): ControlFile {
     loggedOut: raw.loggedOut === true,
     hookReview: raw.hookReview === true,
     crashOnStart: raw.crashOnStart === true,
+    holdQuitIn: Array.isArray(raw.holdQuitIn) ? raw.holdQuitIn.filter((d): d is string => typeof d === 'string') : [],
   };
 }
 
