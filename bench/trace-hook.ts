@@ -5,7 +5,7 @@
 import { LocalHost } from '../src/host/local.js';
 import { SshHost } from '../src/host/ssh.js';
 
-const OPS = ['run', 'readFile', 'writeFile', 'readStream', 'writeStream', 'connectSocket', 'stat', 'list', 'mkdirp', 'rename', 'remove', 'realpath', 'chmod', 'utimes', 'which'] as const;
+const OPS = ['run', 'readFile', 'writeFile', 'readStream', 'writeStream', 'connectSocket', 'stat', 'list', 'mkdirp', 'mkdirOnce', 'rename', 'remove', 'realpath', 'chmod', 'utimes', 'which'] as const;
 
 function describe(op: string, args: unknown[]): string {
   const first = args[0];

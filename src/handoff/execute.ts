@@ -377,11 +377,15 @@ async function checkTargetFiles(plan: Plan, sides: Sides, snap: Snapshot, worktr
   return checks;
 }
 
-/** Before ok: the files checked (see checkTargetFiles), and the agent lives on the target. */
+/**
+ * Before ok: the files checked (see checkTargetFiles), and the agent lives on the target. The
+ * start's last act was to find it in herdr's list after its screens were answered (startAgent):
+ * asking herdr again moments later would tell nothing new.
+ */
 async function verify(plan: Plan, sides: Sides, started: StartResult, filesChecked: Promise<string[]>): Promise<string[]> {
-  const [checks, agents] = await Promise.all([filesChecked, sides.target.herdr.agentList()]);
-  if (!agents.some((a) => a.pane_id === started.pane)) throw new HandoffError('start_failed', `The ${plan.kind} agent is no longer running on ${sides.target.host.label}.`);
-  return [...checks, 'agent alive in herdr'];
+  const checks = await filesChecked;
+  if (started.agent?.pane_id !== started.pane) throw new HandoffError('start_failed', `The ${plan.kind} agent was not seen running on ${sides.target.host.label} after its start.`);
+  return [...checks, 'agent alive in herdr after its start'];
 }
 
 /**

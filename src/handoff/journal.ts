@@ -94,8 +94,12 @@ export class Journal {
 }
 
 function readEvents(file: string): JournalEvent[] {
+  return eventsOf(fs.readFileSync(file, 'utf8'));
+}
+
+function eventsOf(text: string): JournalEvent[] {
   const out: JournalEvent[] = [];
-  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+  for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     try {
       const parsed = JournalEvent.safeParse(JSON.parse(line));
@@ -145,6 +149,45 @@ export function summarise(id: string, events: JournalEvent[]): JournalSummary {
     failed_step: failed?.step ?? null,
     error: s(failed?.data?.error),
   };
+}
+
+/** Outcomes that end a handoff whatever else its journal holds (no rollback left to finish). */
+const SETTLED: ReadonlySet<string> = new Set<Outcome>(['succeeded', 'recovered', 'dry_run']);
+
+/**
+ * The ids of journals that may need `recover` (unfinished, or a rollback that could not finish),
+ * newest first. A journal whose last outcome settles it is passed over on its last outcome line
+ * alone: `send` asks this before every handoff, and the history only grows.
+ */
+export function listUnsettled(dir: string): string[] {
+  const folder = path.join(dir, 'handoffs');
+  if (!fs.existsSync(folder)) return [];
+  const out: JournalSummary[] = [];
+  for (const f of fs.readdirSync(folder)) {
+    if (!f.endsWith('.jsonl')) continue;
+    const file = path.join(folder, f);
+    const text = fs.readFileSync(file, 'utf8');
+    if (settledByLastOutcome(text)) continue;
+    const summary = summarise(f.slice(0, -'.jsonl'.length), eventsOf(text));
+    if (summary.outcome === 'unfinished' || summary.outcome === 'rollback_incomplete') out.push(summary);
+  }
+  return out.sort((a, b) => b.time.localeCompare(a.time)).map((s) => s.id);
+}
+
+/** The journal's last outcome event is a settling one (see SETTLED). */
+function settledByLastOutcome(text: string): boolean {
+  const lines = text.split('\n');
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!;
+    if (!line.includes('"outcome"')) continue;
+    try {
+      const e = JSON.parse(line) as { type?: unknown; data?: { outcome?: unknown } };
+      if (e.type === 'outcome') return typeof e.data?.outcome === 'string' && SETTLED.has(e.data.outcome);
+    } catch {
+      // torn write
+    }
+  }
+  return false;
 }
 
 /** Every journal in the state dir, newest first. */

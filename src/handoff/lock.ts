@@ -1,6 +1,6 @@
 // Per-agent lock on the source host: two `send`s of one agent must never both proceed.
 // `mkdir` is atomic on every POSIX filesystem, so the lock is a folder created by one
-// `mkdir` through the Host (local or ssh alike), with an owner file inside.
+// `mkdir` through the Host (local or ssh alike: Host.mkdirOnce), with an owner file inside.
 // Two locks per handoff: the agent's pane (taken as soon as the agent is found, before planning,
 // so a second send is refused before it can trip over the first one's quit) and its session
 // (taken once the plan knows it: two panes resuming one session are still one agent).
@@ -56,13 +56,13 @@ export async function acquireLock(host: Host, opts: AcquireOptions): Promise<Hel
   let tookOver: LockOwner | null = null;
   let tomb: string | null = null;
   for (let attempt = 0; attempt < 3; attempt++) {
-    let made = await host.run(['mkdir', '-m', '700', '--', dir]);
+    let made = await host.mkdirOnce(dir, 0o700);
     // The locks folder is made once per host: only a failed mkdir pays for looking.
-    if (made.exitCode !== 0 && (await host.stat(locks)) === null) {
+    if (!made && (await host.stat(locks)) === null) {
       await host.mkdirp(locks, 0o700);
-      made = await host.run(['mkdir', '-m', '700', '--', dir]);
+      made = await host.mkdirOnce(dir, 0o700);
     }
-    if (made.exitCode === 0) {
+    if (made) {
       await host.writeFile(`${dir}/owner.json`, JSON.stringify(opts.owner) + '\n', { mode: 0o600 });
       const aside = tomb;
       return {

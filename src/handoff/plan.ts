@@ -86,7 +86,7 @@ function requireHerdr(probe: HerdrProbe, side: Side): void {
 }
 
 /** The session: herdr's handle, else --session, else the adapter's guess. */
-async function findSession(side: Side, adapter: Adapter, agent: AgentInfo, opts: SendOptions, ctx: SideCtx, cwd: string, startedAtMs: number, integrationOf: () => Promise<IntegrationState | null>): Promise<{ ref: SessionRef; via: Plan['sessionVia'] }> {
+async function findSession(side: Side, adapter: Adapter, agent: AgentInfo, opts: SendOptions, ctx: SideCtx, cwd: string, agentStarted: () => Promise<number>, integrationOf: () => Promise<IntegrationState | null>): Promise<{ ref: SessionRef; via: Plan['sessionVia'] }> {
   if (opts.session) {
     const handle: SessionHandle = opts.session.includes('/') || opts.session.endsWith('.jsonl') ? { kind: 'path', value: opts.session } : { kind: 'id', value: opts.session };
     return { ref: await adapter.locate(side.host, handle, ctx), via: 'option' };
@@ -94,6 +94,8 @@ async function findSession(side: Side, adapter: Adapter, agent: AgentInfo, opts:
   if (agent.agent_session) {
     return { ref: await adapter.locate(side.host, { kind: agent.agent_session.kind, value: agent.agent_session.value }, ctx), via: 'herdr' };
   }
+  // Only a guess needs the agent's start time (a `ps` on the source).
+  const startedAtMs = await agentStarted();
   try {
     return { ref: await adapter.guess(side.host, { cwd, startedAtMs, ctx }), via: 'guess' };
   } catch (err) {
@@ -227,8 +229,9 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     if (!proc) throw new HandoffError('agent_not_found', `No program runs in pane ${agent.pane_id} on ${source.host.label}.`, { fix: 'Run `agent-handoff list` again.' });
     const rawCwd = agent.foreground_cwd ?? proc.cwd ?? agent.cwd;
     if (!rawCwd) throw new HandoffError('agent_cwd_unknown', `herdr does not know the working directory of ${agent.name ?? agent.pane_id}.`, { fix: 'Retry in a moment.' });
-    const [cwd, startedAtMs] = await Promise.all([source.host.realpath(rawCwd), agentStartedAt(source.host, proc.pid)]);
-    return { proc, cwd, startedAtMs };
+    let asked: Promise<number> | undefined;
+    const agentStarted = () => (asked ??= agentStartedAt(source.host, proc.pid));
+    return { proc, cwd: await source.host.realpath(rawCwd), agentStarted };
   })();
   const repoChain = (async () => {
     // herdr's foreground cwd is the process chain's first choice too, so both agree.
@@ -266,8 +269,8 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     return { cwd, snap, remotes, ...chosen, placement };
   })();
   const sessionChain = (async () => {
-    const [{ proc, cwd, startedAtMs }, [sourceCtx]] = await Promise.all([processChain, contexts]);
-    return { proc, cwd, ...(await findSession(source, adapter, agent, opts, sourceCtx, cwd, startedAtMs, sourceIntegration)) };
+    const [{ proc, cwd, agentStarted }, [sourceCtx]] = await Promise.all([processChain, contexts]);
+    return { proc, cwd, ...(await findSession(source, adapter, agent, opts, sourceCtx, cwd, agentStarted, sourceIntegration)) };
   })();
   const [[sourceCtx, targetCtx], targetAgentCli, { proc, cwd, ref: session, via: sessionVia }, repo, targetSide] = await Promise.all([
     contexts,

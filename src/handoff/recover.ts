@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { Journal, listJournals, type JournalEvent } from './journal.js';
+import { Journal, listUnsettled, type JournalEvent } from './journal.js';
 import { localLiveness, lockName, LockOwner, paneLockKey, sessionLockKey } from './lock.js';
 import { processStartId } from './process-age.js';
 import { hostStateDir } from './marker.js';
@@ -52,9 +52,7 @@ export function stepsDone(events: JournalEvent[]): Set<string> {
 
 /** Journals that need `recover`: no outcome, or a rollback that could not finish; newest first. */
 export function unfinished(dir: string): string[] {
-  return listJournals(dir)
-    .filter((j) => j.outcome === 'unfinished' || j.outcome === 'rollback_incomplete')
-    .map((j) => j.id);
+  return listUnsettled(dir);
 }
 
 /**

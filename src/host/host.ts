@@ -123,6 +123,11 @@ export interface Host {
   list(dir: string): Promise<DirEntry[]>;
   /** mkdir -p; `mode` applies to folders it creates. */
   mkdirp(path: string, mode?: number): Promise<void>;
+  /**
+   * One folder (not its parents), atomically: true when this call made it, false when it exists
+   * or its parent does not (a lock: of many callers exactly one gets true).
+   */
+  mkdirOnce(path: string, mode: number): Promise<boolean>;
   /** Atomic rename within one filesystem; replaces an existing file at `to`. */
   rename(from: string, to: string): Promise<void>;
   /** rm (-r when recursive); missing path is not an error. */

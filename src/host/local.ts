@@ -151,6 +151,18 @@ export class LocalHost implements Host {
     await fs.mkdir(p, { recursive: true, mode });
   }
 
+  async mkdirOnce(p: string, mode: number): Promise<boolean> {
+    // fs, not a `mkdir` program: no fork of this large process.
+    try {
+      await fs.mkdir(p, { mode });
+      return true;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST' || code === 'ENOENT') return false;
+      throw err;
+    }
+  }
+
   async rename(from: string, to: string): Promise<void> {
     await fs.rename(from, to);
   }

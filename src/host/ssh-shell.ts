@@ -43,7 +43,8 @@ export function shellLoop(mark: string): string {
     `trap 'exit 141' PIPE`,
     ': >"$d/i" || exit 1',
     `printf '%s\\n' ${mark}`,
-    `while IFS= read -r s && IFS= read -r h; do eval "$s"; ( umask "$u"; eval "$h" ) <"$d/i" >"$d/o" 2>"$d/e"; c=$?; printf '%s %s %s %s\\n' ${mark} "$c" $(wc -c <"$d/o") $(wc -c <"$d/e"); cat "$d/o" "$d/e"; done`,
+    // Both sizes from one `wc` (names relative to the folder: its path may hold spaces).
+    `while IFS= read -r s && IFS= read -r h; do eval "$s"; ( umask "$u"; eval "$h" ) <"$d/i" >"$d/o" 2>"$d/e"; c=$?; set -- $(cd "$d" && wc -c o e); printf '%s %s %s %s\\n' ${mark} "$c" "$1" "$3"; cat "$d/o" "$d/e"; done`,
   ].join('; ');
 }
 

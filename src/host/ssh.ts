@@ -609,6 +609,10 @@ export class SshHost implements Host {
     }
   }
 
+  async mkdirOnce(p: string, mode: number): Promise<boolean> {
+    return (await this.run(['mkdir', '-m', mode.toString(8), '--', p])).exitCode === 0;
+  }
+
   async mkdirp(p: string, mode = 0o700): Promise<void> {
     const make = async (d: string, depth: number): Promise<void> => {
       try {

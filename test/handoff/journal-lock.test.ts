@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Journal, listJournals, newHandoffId, stateDir } from '../../src/handoff/journal.js';
+import { Journal, listJournals, listUnsettled, newHandoffId, stateDir } from '../../src/handoff/journal.js';
 import { acquireLock, heldFor, localLiveness, lockHolder, paneLockKey } from '../../src/handoff/lock.js';
 import { processStartId } from '../../src/handoff/process-age.js';
 import { LocalHost } from '../../src/host/local.js';
@@ -31,6 +31,39 @@ describe('journal', () => {
     expect(s).toMatchObject({ id, agent: 'rev', kind: 'claude', from: 'local', to: 'vega', outcome: 'unfinished', step: 'transfer' });
     j.outcome('rolled_back');
     expect(listJournals(dir)[0]?.outcome).toBe('rolled_back');
+  });
+  it('lists the journals recover may need, passing over settled ones on their last outcome alone', () => {
+    const make = (name: string, build: (j: Journal) => void) => {
+      const id = `20261201-0000${name}`;
+      build(Journal.create(dir, id, { agent: name }));
+      return id;
+    };
+    make('00-ok', (j) => j.outcome('succeeded'));
+    make('01-dry', (j) => j.outcome('dry_run'));
+    const open = make('02-open', (j) => j.begin('quit'));
+    const torn = make('03-torn', (j) => {
+      j.outcome('succeeded');
+      // An outcome line cut short by a crash settles nothing (summarise decides: still succeeded).
+      fs.appendFileSync(j.file, '{"t":"x","type":"outcome","data":{"outc');
+    });
+    const incomplete = make('04-incomplete', (j) => {
+      j.append({ type: 'undone', data: { undone: [], errors: [{ what: 'refs', error: 'unreachable' }] } });
+      j.outcome('rolled_back');
+    });
+    make('05-recovered', (j) => {
+      j.append({ type: 'undone', data: { undone: [], errors: [{ what: 'refs', error: 'unreachable' }] } });
+      j.outcome('rollback_incomplete');
+      j.outcome('recovered');
+    });
+    make('06-rolled-back', (j) => j.outcome('rolled_back'));
+    // A data string that spells an outcome is not one.
+    const spelled = make('07-spelled', (j) => j.record('quit', { note: '"type":"outcome","data":{"outcome":"succeeded"}' }));
+    const unsettled = listUnsettled(dir);
+    expect(unsettled.sort()).toEqual([open, incomplete, spelled].sort());
+    expect(unsettled).not.toContain(torn);
+    // The same answer as summarising every journal.
+    const slow = listJournals(dir).filter((j) => j.outcome === 'unfinished' || j.outcome === 'rollback_incomplete').map((j) => j.id);
+    expect(unsettled.sort()).toEqual(slow.sort());
   });
   it('never reuses a journal and makes ids that do not collide', () => {
     const ids = new Set(Array.from({ length: 1000 }, () => newHandoffId()));

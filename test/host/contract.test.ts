@@ -143,6 +143,15 @@ describe.each(implementations)('%s: Host contract', (name, make) => {
     expect((await host.readFile(path.posix.join(dir, 'empty.txt'))).length).toBe(0);
   });
 
+  it('mkdirOnce: of many callers exactly one makes the folder (private), none makes a missing parent', async () => {
+    const lock = path.posix.join(dir, 'lock once');
+    const made = await Promise.all(Array.from({ length: 6 }, () => host.mkdirOnce(lock, 0o700)));
+    expect(made.filter(Boolean)).toHaveLength(1);
+    expect(await host.stat(lock)).toMatchObject({ type: 'dir', mode: 0o700 });
+    expect(await host.mkdirOnce(path.posix.join(dir, 'no parent', 'x'), 0o700)).toBe(false);
+    expect(await host.stat(path.posix.join(dir, 'no parent'))).toBeNull();
+  });
+
   it('rejects reading a missing file with not_found, and writing into a missing folder', async () => {
     await expectHostError(host.readStream(path.posix.join(dir, 'missing')), 'not_found');
     await expect(host.writeFile(path.posix.join(dir, 'no-dir', 'f'), 'x')).rejects.toThrow();
