@@ -188,8 +188,6 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const contexts = Promise.all([sideCtx(source.host), target.then((t) => sideCtx(t.host))]);
   contexts.catch(() => undefined);
   const searching = !opts.dir && !(opts.here && opts.newWorktree);
-  const warmed = target.then((t) => (searching ? warmDiscovery(t.host) : undefined));
-  warmed.catch(() => undefined);
   // The target's integration state is a herdr process there, needed only at the end: asked now
   // for a dry run or --self (their plan shows it), else once the plan is made (while the agent
   // quits), so it does not compete with the plan's own programs there.
@@ -242,9 +240,12 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     snapping.catch(() => undefined);
     const remotes = await repoRemotes(source.host, layout.repoRoot);
     const sides = await input.sides;
-    // The checkouts this machine found there last time are checked now, beside the cache read.
-    if (searching && remotes[0]) precheckRemembered(sides.target.host, remotes, layout.branch, recallCheckouts(sides.target.host.label, remotes[0].key));
-    await warmed;
+    // The checkouts this machine found there last time are checked now. Without them the target's
+    // cache and config are read first; with them, only once the answer is known (to bring the
+    // cache up to date): two programs fewer there while the plan's own run.
+    const remembered = searching && remotes[0] ? recallCheckouts(sides.target.host.label, remotes[0].key) : [];
+    if (remembered.length > 0) precheckRemembered(sides.target.host, remotes, layout.branch, remembered);
+    else if (searching) warmDiscovery(sides.target.host);
     // The checkout the cache names is most likely the answer: what placing there needs is read
     // while the search checks it (used only when it is the answer).
     const guessed = opts.here || opts.dir ? Promise.resolve(null) : guessPlacementRead(sides.target.host, remotes, opts.newBranch ? null : layout.branch);
