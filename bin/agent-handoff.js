@@ -1,10 +1,69 @@
 #!/usr/bin/env node
 // Thin launcher. `npm install` (prepare) or `npm run build` compiles the CLI to dist/src/ and
 // bundles it into dist/cli.cjs, which loads faster; a tsc-only build runs from dist/src/.
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
+//
+// The bundle is compiled with V8's code cache (node 22 has module.enableCompileCache; node 20 has
+// not): what a command compiled in its first run is kept in the user's cache folder and reused by
+// the next run of that command, which then starts without compiling most of its code again. The
+// cache is keyed by the bundle's content and node's version (V8 itself only checks the length of
+// the source), and is only ever a speed-up: a cache that cannot be read, written or used is ignored.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import Module, { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
 
-const bundle = new URL('../dist/cli.cjs', import.meta.url);
-const cli = existsSync(bundle) ? Promise.resolve(createRequire(import.meta.url)(fileURLToPath(bundle))) : import('../dist/src/cli.js');
-cli.then((m) => m.main(process.argv.slice(2)));
+const argv = process.argv.slice(2);
+const bundle = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
+const cli = fs.existsSync(bundle) ? Promise.resolve(loadBundle(bundle, argv[0])) : import('../dist/src/cli.js');
+cli.then((m) => m.main(argv));
+
+function loadBundle(file, command) {
+  const source = fs.readFileSync(file, 'utf8');
+  const cacheFile = codeCacheFile(source, command);
+  let cachedData;
+  try {
+    cachedData = cacheFile ? fs.readFileSync(cacheFile) : undefined;
+  } catch {
+    // none yet
+  }
+  // What node does for a CommonJS file, with the cached code handed to V8.
+  const script = new vm.Script(Module.wrap(source), { filename: file, ...(cachedData ? { cachedData } : {}) });
+  const module = { exports: {}, filename: file, id: file, loaded: false };
+  script.runInThisContext()(module.exports, createRequire(file), module, file, path.dirname(file));
+  module.loaded = true;
+  // At exit, so the cache holds every function this command compiled on its way.
+  if (cacheFile && (!cachedData || script.cachedDataRejected)) process.once('exit', () => saveCodeCache(cacheFile, script));
+  return module.exports;
+}
+
+function codeCacheFile(source, command) {
+  try {
+    const base = process.env.XDG_CACHE_HOME && path.isAbsolute(process.env.XDG_CACHE_HOME) ? process.env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
+    const key = createHash('sha256').update(source).update(`\0${process.version}\0${process.arch}`).digest('hex').slice(0, 32);
+    // One per command: each compiles its own part of the bundle.
+    const name = /^[a-z][a-z-]{0,19}$/.test(command ?? '') ? command : 'other';
+    return path.join(base, 'agent-handoff', `cli-${key}-${name}.v8`);
+  } catch {
+    return null;
+  }
+}
+
+function saveCodeCache(file, script) {
+  try {
+    const dir = path.dirname(file);
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
+    fs.renameSync(tmp, file);
+    // This command's caches for other bundles or node versions are of no more use.
+    const command = path.basename(file).replace(/^cli-[0-9a-f]+-/, '');
+    for (const old of fs.readdirSync(dir)) {
+      if (old !== path.basename(file) && /^cli-[0-9a-f]+-/.test(old) && old.replace(/^cli-[0-9a-f]+-/, '') === command) fs.rmSync(path.join(dir, old), { force: true });
+    }
+  } catch {
+    // only a speed-up
+  }
+}

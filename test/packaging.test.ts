@@ -121,6 +121,41 @@ describe('the tarball installed into an empty prefix', () => {
     expect(Object.keys(schema.schemas)).toEqual(expect.arrayContaining(['error', 'list', 'doctor', 'send']));
   });
 
+  it("keeps each command's compiled code in the user's cache folder (private), reuses it, and shrugs off a bad one", () => {
+    const dir = path.join(home, '.cache', 'agent-handoff');
+    fs.rmSync(dir, { recursive: true, force: true });
+    const first = run(['schema']);
+    expect(first.status, first.stderr).toBe(0);
+    const [cache, ...more] = fs.readdirSync(dir);
+    expect(more).toEqual([]);
+    expect(cache).toMatch(/^cli-[0-9a-f]{32}-schema\.v8$/);
+    const file = path.join(dir, cache!);
+    expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    // Used as it is by the next run (V8 accepted it: nothing written again).
+    const past = new Date('2026-01-01T00:00:00Z');
+    fs.utimesSync(file, past, past);
+    const again = run(['schema']);
+    expect(again.stdout).toBe(first.stdout);
+    expect(fs.statSync(file).mtimeMs).toBe(past.getTime());
+    // A cache made by another node or damaged: the run is the same, the cache made again.
+    fs.writeFileSync(file, 'not V8 code');
+    const damaged = run(['schema']);
+    expect(damaged.stdout).toBe(first.stdout);
+    expect(fs.statSync(file).size).toBeGreaterThan(1000);
+    // A cache from another bundle of this command goes when a new one is written.
+    const stale = path.join(dir, `cli-${'0'.repeat(32)}-schema.v8`);
+    fs.writeFileSync(stale, 'old');
+    fs.rmSync(file);
+    expect(run(['schema']).stdout).toBe(first.stdout);
+    expect(fs.readdirSync(dir)).toEqual([cache]);
+    // No cache folder to be had: still the same run.
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.writeFileSync(path.join(home, '.cache', 'agent-handoff'), 'a file in the way');
+    expect(run(['schema']).stdout).toBe(first.stdout);
+    fs.rmSync(path.join(home, '.cache', 'agent-handoff'));
+  });
+
   it('every shipped module loads with only the runtime dependencies', () => {
     const pkgDir = path.join(prefix, 'node_modules', PKG.name);
     // The bundle (what the launcher loads) and every compiled module.
