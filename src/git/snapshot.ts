@@ -144,7 +144,10 @@ export async function headAndWorkingTree(host: Host, worktree: string): Promise<
 /** $1 the temporary index's name (in the git folder), then git's base options: HEAD, then the tree. */
 const HEAD_AND_TREE_SCRIPT = [
   'n=$1; shift',
-  'g=$(git "$@" rev-parse --absolute-git-dir) && h=$(git "$@" rev-parse --verify -q HEAD) || exit 1',
+  // One rev-parse: the git folder, then HEAD on the last line.
+  'o=$(git "$@" rev-parse --absolute-git-dir --verify -q HEAD) || exit 1',
+  "nl='\n'; g=${o%\"$nl\"*}; h=${o##*\"$nl\"}",
+  '[ -n "$g" ] && [ "$g" != "$o" ] || exit 1',
   'i=$g/index; t=$g/$n',
   'printf "%s\\n" "$h"',
   ...TREE_FROM_TEMP_INDEX,

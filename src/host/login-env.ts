@@ -48,10 +48,13 @@ export function makeLoginProbe(nonce = randomBytes(6).toString('hex')): LoginPro
   // Runs in /bin/sh started by the login shell; single quotes are fine here (it travels in an
   // environment variable, never through the login shell's parser).
   const inner = String.raw`printf '\0%s\0' ${envMark}; for _n in ${names}; do eval "_s=\${$_n+x} _v=\${$_n-}"; if [ -n "$_s" ]; then printf '%s=%s\0' "$_n" "$_v"; fi; done; printf '%s\0' ${endMark}`;
+  // The facts cost one program (uname) and no subshell: every process start counts on a slow box,
+  // and each remote command waits for this probe. sshd sets USER (id -un only without it).
   const header = [
-    String.raw`_t=${'$'}{TMPDIR:-/tmp}; _t=$(cd -- "$_t" 2>/dev/null && pwd -P || printf '%s' "$_t")`,
+    String.raw`_o=$PWD; _t=${'$'}{TMPDIR:-/tmp}; if cd -P -- "$_t" >/dev/null 2>&1; then _t=$PWD; cd -- "$_o" >/dev/null 2>&1; fi`,
+    String.raw`set -- $(uname -sn 2>/dev/null)`,
     String.raw`printf '\0%s\0' ${factsMark}`,
-    String.raw`printf '%s\0' "$(uname -s 2>/dev/null)" "$(hostname 2>/dev/null || uname -n 2>/dev/null)" "$(id -un 2>/dev/null)" "$HOME" "${'$'}{SHELL:-/bin/sh}" "$_t" "$PATH"`,
+    String.raw`printf '%s\0' "$1" "$2" "${'$'}{USER:-${'$'}{LOGNAME:-$(id -un 2>/dev/null)}}" "$HOME" "${'$'}{SHELL:-/bin/sh}" "$_t" "$PATH"`,
     `AH_PROBE='${inner.replace(/'/g, `'\\''`)}'; export AH_PROBE`,
     // The login shell only parses `exec /bin/sh -c "$AH_PROBE"`: the same in sh, bash, zsh, fish, csh.
     String.raw`"${'$'}{SHELL:-/bin/sh}" -l -c 'exec /bin/sh -c "$AH_PROBE"' </dev/null 2>/dev/null`,
