@@ -195,20 +195,25 @@ async function checkBranchName(target: Host, repo: string, name: string): Promis
   }
 }
 
-/** Local branches (name → commit) of the repository, plus origin's branches for upstreams. */
-async function branchRefs(target: Host, repo: string): Promise<{ branches: Set<string>; tips: Map<string, string>; origin: Set<string> }> {
-  const out = (await git(target, repo, ['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/', 'refs/remotes/origin/'])).stdout;
+/**
+ * Local branches (name → commit) of the repository, origin's branches (for upstreams), and the
+ * commit of every ref (what the target has: a transfer sends only what they lack). One program.
+ */
+async function branchRefs(target: Host, repo: string): Promise<{ branches: Set<string>; tips: Map<string, string>; origin: Set<string>; all: string[] }> {
+  const out = (await git(target, repo, ['for-each-ref', '--format=%(objectname) %(refname)'])).stdout;
   const tips = new Map<string, string>();
   const origin = new Set<string>();
+  const all = new Set<string>();
   for (const l of out.split('\n')) {
     const sp = l.indexOf(' ');
     if (sp < 0) continue;
     const oid = l.slice(0, sp);
     const ref = l.slice(sp + 1);
+    if (/^[0-9a-f]{40,64}$/.test(oid)) all.add(oid);
     if (ref.startsWith('refs/heads/')) tips.set(ref.slice('refs/heads/'.length), oid);
     else if (ref.startsWith('refs/remotes/origin/')) origin.add(ref.slice('refs/remotes/origin/'.length));
   }
-  return { branches: new Set(tips.keys()), tips, origin };
+  return { branches: new Set(tips.keys()), tips, origin, all: [...all] };
 }
 
 /** Tracked files with staged or unstaged changes in a worktree (read-only: no optional locks). */

@@ -5,10 +5,10 @@
 // exactly.
 import { HandoffError } from '../errors.js';
 import { HerdrError } from '../herdr/client.js';
-import { place, readPlacementState, undoPlacement, type PlacementReads, type PlacementRecord } from '../git/place.js';
+import { place, undoPlacement, type PlacementReads, type PlacementRecord } from '../git/place.js';
 import { headAndWorkingTree, sameWork, snapshotAgain, type Snapshot } from '../git/snapshot.js';
 import { prepareStash, stashSourceChanges, type StashResult } from '../git/stash.js';
-import { presentObjects, targetTips, transfer, type TransferResult } from '../git/transfer.js';
+import { presentObjects, transfer, type TransferResult } from '../git/transfer.js';
 import type { Progress } from '../progress.js';
 import os from 'node:os';
 import { copySessionUnit } from './session-copy.js';
@@ -143,13 +143,12 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     return p;
   };
   const restartArgs = adapter.resumeArgv(plan.sourceHandle, opts.agentArgs).slice(1);
-  // Read-only, and independent of the snapshot, so asked while the agent quits: the target's ref
-  // tips the source has too (what the pack need not carry), what placing reads of the target and
-  // its intent, and the session's destinations as planned (each user checks the answer is for
-  // what it then does).
-  const commonEarly = besides(targetTips(target.host, plan.placement.repo).then((tips) => presentObjects(source.host, plan.snapshot.repoRoot, tips)));
-  const plannedNewBranch = plan.placement.branch !== plan.snapshot.branch || opts.newBranch;
-  const placeReadEarly = besides(readPlacementState(target.host, plan.placement.repo, plannedNewBranch ? null : plan.snapshot.branch));
+  // What the plan read of the target checkout moments ago places the work ahead, and its refs'
+  // commits that the source has too are what the pack need not carry. Read-only and independent
+  // of the snapshot, so asked while the agent quits: the placement's intent and the session's
+  // destinations as planned (each user checks the answer is for what it then does).
+  const placeReadEarly = plan.placementRead;
+  const commonEarly = besides(placeReadEarly.then((read) => presentObjects(source.host, plan.snapshot.repoRoot, read.refs.all)));
   // The placement's intent, as planned (this run's snapshot goes in once it is made).
   const intentEarly = besides(placementIntent(target.host, plan.placement));
   const plannedRoot = plan.sessionPlacement.configRoot;

@@ -41,6 +41,12 @@ export interface Plan {
   /** Checkouts found on the target other than the chosen one. */
   otherCheckouts: string[];
   placement: PlacementPlan;
+  /**
+   * What the placement check read of the target checkout, moments before the quit. Execute places
+   * from it (every change place makes is conditional on what was read, so a target changed since
+   * fails safely) and sends only the objects its refs lack.
+   */
+  placementRead: Promise<PlacementReads>;
   /** The agent's cwd on the target (placement worktree + the relative cwd). */
   targetCwd: string;
   sessionPlacement: Placement;
@@ -254,6 +260,9 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     const chosen = await chooseTargetRepo(sides, opts, layout, remotes);
     const snap = await snapping;
     const guess = await guessed.catch(() => null);
+    // What placing reads of the target checkout: the guess's read when it guessed right.
+    const placementRead = guess && guess.repo === chosen.targetRepo && snap.branch === layout.branch ? guess.read : readPlacementState(sides.target.host, chosen.targetRepo, chosen.newBranch ? null : snap.branch);
+    placementRead.catch(() => undefined);
     const placement = await checkPlacement({
       target: sides.target.host,
       targetRepo: chosen.targetRepo,
@@ -265,9 +274,9 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
       source: source.host,
       sourceRepo: snap.repoRoot,
       changedFiles: snap.changedFiles,
-      ...(guess && guess.repo === chosen.targetRepo && snap.branch === layout.branch ? { read: guess.read } : {}),
+      read: placementRead,
     });
-    return { cwd, snap, remotes, ...chosen, placement };
+    return { cwd, snap, remotes, ...chosen, placement, placementRead };
   })();
   const sessionChain = (async () => {
     const [{ proc, cwd, agentStarted }, [sourceCtx]] = await Promise.all([processChain, contexts]);
@@ -280,7 +289,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     repoChain,
     target,
   ]);
-  const { snap, remotes, discovery, otherCheckouts, placement } = repo;
+  const { snap, remotes, discovery, otherCheckouts, placement, placementRead } = repo;
   const targetCwd = cwdIn(placement.worktree, snap.relativeCwd);
   const sessionPlacement = adapter.placement(session, { ...targetCtx, cwd: targetCwd });
   const unit = await adapter.unit(source.host, session, sessionPlacement);
@@ -312,6 +321,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     discovery,
     otherCheckouts,
     placement,
+    placementRead,
     targetCwd,
     sessionPlacement,
     unit,

@@ -181,10 +181,15 @@ const PREFIX_HASH_SCRIPT = [
   'head -c "$n" <"$f" | "$@"',
 ].join('\n');
 
+/** $2 given the ISO time $3 (atime and mtime alike: one touch), then renamed to $4 ('' = stay). */
+const TIMES_AND_RENAME = 'touch -d "$3" -- "$2" && { [ -z "$4" ] || mv -f -- "$2" "$4"; }';
 /** $1 mode (octal), $2 file, $3 ISO time for atime and mtime, $4 where to rename it ('' = stay). */
-const INSTALL_SCRIPT = 'chmod -- "$1" "$2" && touch -a -d "$3" -- "$2" && touch -m -d "$3" -- "$2" && { [ -z "$4" ] || mv -f -- "$2" "$4"; }';
-/** The same, after writing stdin to $2 (private until the chmod); nothing is left behind on failure. */
-const WRITE_AND_INSTALL_SCRIPT = `umask 077; { cat >"$2" && ${INSTALL_SCRIPT}; } || { rm -f -- "$2"; exit 1; }`;
+const INSTALL_SCRIPT = `chmod -- "$1" "$2" && ${TIMES_AND_RENAME}`;
+/**
+ * The same, after writing stdin to $2 (private until the chmod, which a private file does not
+ * need); nothing is left behind on failure.
+ */
+const WRITE_AND_INSTALL_SCRIPT = `umask 077; { cat >"$2" && { [ "$1" = 600 ] || chmod -- "$1" "$2"; } && ${TIMES_AND_RENAME}; } || { rm -f -- "$2"; exit 1; }`;
 
 /** Mode and times to give a written file, and where to rename it ('' = it stays where written). */
 interface Install {
