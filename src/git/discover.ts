@@ -183,6 +183,17 @@ const DESCRIBE_SCRIPT = `for d do
 done
 exit 0`;
 
+// Check mode of SCAN_SCRIPT and DESCRIBE_SCRIPT for the same folders, in one program: the
+// report, a NUL-framed token no report holds (its tokens are D, E, absolute folders and
+// `key\nvalue` pairs), then the description.
+const DESCRIBE_SPLIT = 'AH-DESCRIBE';
+const CHECK_AND_DESCRIBE_SCRIPT = `report=$1; shift
+for dir do
+  if [ -e "$dir/.git" ]; then sh -c "$report" sh "$dir" ./.git; fi
+done
+printf '\\0%s\\0' ${DESCRIBE_SPLIT}
+${DESCRIBE_SCRIPT}`;
+
 /** The describe program's output for these folders (any folder may be left out later). */
 async function describeOutput(target: Host, dirs: readonly string[]): Promise<string> {
   return (await target.run(['sh', '-c', DESCRIBE_SCRIPT, 'sh', ...dirs])).stdout;
@@ -306,10 +317,13 @@ export function warmDiscovery(target: Host): void {
  * described while they are checked: one round trip instead of two.
  */
 async function checkListed(target: Host, folders: readonly string[], keys: ReadonlySet<string>, branch: string | null, timeoutMs: number): Promise<TargetCheckout[]> {
-  const described = describeOutput(target, folders);
-  described.catch(() => undefined);
-  const valid = await matching(target, await runScan(target, ['check', ...folders], timeoutMs), keys);
-  return describe(target, valid, branch, described);
+  const r = await target.run(['sh', '-c', CHECK_AND_DESCRIBE_SCRIPT, 'sh', REPORT, ...folders], { timeoutMs });
+  const split = r.stdout.indexOf(`\0${DESCRIBE_SPLIT}\0`);
+  if (r.exitCode !== 0 || split < 0) {
+    throw new HandoffError('discover_failed', `Checking the checkouts on ${target.label} failed: ${r.stderr.trim().slice(-500)}`, { fix: 'Name the checkout with --dir.' });
+  }
+  const valid = await matching(target, parseReport(r.stdout.slice(0, split + 1)), keys);
+  return describe(target, valid, branch, Promise.resolve(r.stdout.slice(split + DESCRIBE_SPLIT.length + 2)));
 }
 
 /** A check of remembered checkouts, begun as soon as the target was connected. */

@@ -26,7 +26,7 @@ import { randomBytes } from 'node:crypto';
 import { branchRef, GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, isAncestor, line, splitNul, ZERO_OID } from './git.js';
 import { changedBetween, type ChangedFile } from './snapshot.js';
 import { cleanupRefs, presentObjects } from './transfer.js';
-import { branchSlug, branchTaken, firstFree, isInside, listWorktrees, worktreeHome, type Worktree } from './worktrees.js';
+import { branchSlug, branchTaken, firstFree, isInside, parseWorktreeList, worktreeHome, type Worktree } from './worktrees.js';
 
 export interface PlacementRequest {
   target: Host;
@@ -60,7 +60,7 @@ export interface PlacementReads {
   homeExists: boolean;
 }
 
-type BranchRefs = Awaited<ReturnType<typeof branchRefs>>;
+type BranchRefs = ReturnType<typeof branchRefs>;
 
 /**
  * Read what deciding a placement needs of the target, in one round trip of side-by-side reads;
@@ -69,8 +69,19 @@ type BranchRefs = Awaited<ReturnType<typeof branchRefs>>;
  */
 export async function readPlacementState(target: Host, targetRepo: string, likelyBranch: string | null): Promise<PlacementReads> {
   const likely = likelyBranch !== null ? firstWorktreePath(targetRepo, likelyBranch) : null;
-  const [worktrees, refs, stat, home] = await Promise.all([listWorktrees(target, targetRepo), branchRefs(target, targetRepo), likely ? target.stat(likely) : null, target.stat(worktreeHome(targetRepo))]);
+  const [{ worktrees, refs }, stat, home] = await Promise.all([worktreesAndRefs(target, targetRepo), likely ? target.stat(likely) : null, target.stat(worktreeHome(targetRepo))]);
   return { worktrees, refs, likely: likely ? { path: likely, stat } : null, homeExists: home !== null };
+}
+
+/** git's base options in "$@": the worktrees, a NUL, then every ref with its commit. */
+const WORKTREES_AND_REFS_SCRIPT = 'git "$@" worktree list --porcelain || exit; printf "\\0"; exec git "$@" for-each-ref "--format=%(objectname) %(refname)"';
+
+/** The repository's worktrees and refs: one program. */
+async function worktreesAndRefs(target: Host, repo: string): Promise<{ worktrees: Worktree[]; refs: BranchRefs }> {
+  const r = await target.run(['/bin/sh', '-c', WORKTREES_AND_REFS_SCRIPT, 'sh', ...GIT_BASE_CONFIG], { cwd: repo, env: GIT_BASE_ENV });
+  const nul = r.stdout.indexOf('\0');
+  if (r.exitCode !== 0 || nul < 0) throw gitFailed(target, repo, nul < 0 ? ['worktree', 'list', '--porcelain'] : ['for-each-ref'], r);
+  return { worktrees: parseWorktreeList(r.stdout.slice(0, nul)), refs: branchRefs(r.stdout.slice(nul + 1)) };
 }
 
 export interface PlacementPlan {
@@ -196,11 +207,10 @@ async function checkBranchName(target: Host, repo: string, name: string): Promis
 }
 
 /**
- * Local branches (name → commit) of the repository, origin's branches (for upstreams), and the
- * commit of every ref (what the target has: a transfer sends only what they lack). One program.
+ * From `for-each-ref` lines: local branches (name → commit), origin's branches (for upstreams),
+ * and the commit of every ref (what the target has: a transfer sends only what they lack).
  */
-async function branchRefs(target: Host, repo: string): Promise<{ branches: Set<string>; tips: Map<string, string>; origin: Set<string>; all: string[] }> {
-  const out = (await git(target, repo, ['for-each-ref', '--format=%(objectname) %(refname)'])).stdout;
+function branchRefs(out: string): { branches: Set<string>; tips: Map<string, string>; origin: Set<string>; all: string[] } {
   const tips = new Map<string, string>();
   const origin = new Set<string>();
   const all = new Set<string>();

@@ -220,9 +220,11 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   // start time, session files) and the repository (snapshot, remotes, the target checkout and
   // the placement check), which starts from herdr's cwd when herdr knows it.
   // Free space under the target's config root, asked while the chains run (compared at the end).
+  // The agent's CLI on the target is looked for by the same program.
   const freeEarly = contexts.then(async ([, t]) => {
     const root = adapter.configRoot(t.env, t.home);
-    return { root, free: await freeSpace(await target, root) };
+    const { free, program } = await freeSpaceAndProgram(await target, root, adapter.herdrKind);
+    return { root, free, agentCli: program };
   });
   freeEarly.catch(() => undefined);
   const integrationOf = (states: IntegrationState[]) => states.find((s) => s.target === adapter.integration) ?? null;
@@ -282,9 +284,9 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     const [{ proc, cwd, agentStarted }, [sourceCtx]] = await Promise.all([processChain, contexts]);
     return { proc, cwd, ...(await findSession(source, adapter, agent, opts, sourceCtx, cwd, agentStarted, sourceIntegration)) };
   })();
-  const [[sourceCtx, targetCtx], targetAgentCli, { proc, cwd, ref: session, via: sessionVia }, repo, targetSide] = await Promise.all([
+  const [[sourceCtx, targetCtx], { agentCli: targetAgentCli }, { proc, cwd, ref: session, via: sessionVia }, repo, targetSide] = await Promise.all([
     contexts,
-    target.then((t) => t.host.which(adapter.herdrKind)),
+    freeEarly,
     sessionChain,
     repoChain,
     target,
@@ -398,13 +400,38 @@ export interface FreeSpace {
   availKb: number | null;
 }
 
-/** Free space where the session unit will go (df needs an existing folder: the script walks up from the config root, one program). */
+// $1 the config root; $2 a program to look for on the PATH, or '': then its path on a line (empty
+// when not found). Then the root's nearest existing folder on a line (df needs one) and its df.
+const FREE_SPACE_SCRIPT = [
+  'd=$1; c=$2',
+  'if [ -n "$c" ]; then',
+  '  w=',
+  '  case $c in',
+  '    */*) if [ -f "$c" ] && [ -x "$c" ]; then w=$c; fi ;;',
+  '    *) IFS=:; set -f; for x in $PATH; do if [ -n "$x" ] && [ -f "$x/$c" ] && [ -x "$x/$c" ]; then w=$x/$c; break; fi; done; unset IFS; set +f ;;',
+  '  esac',
+  '  printf "%s\\n" "$w"',
+  'fi',
+  'while [ ! -d "$d" ]; do d=${d%/*}; [ -n "$d" ] || d=/; done; printf "%s\\n" "$d"; exec df -Pk -- "$d"',
+].join('\n');
+
+/** Free space where the session unit will go. One program. */
 export async function freeSpace(target: Pick<Side, 'host'>, configRoot: string): Promise<FreeSpace> {
-  const r = await target.host.run(['/bin/sh', '-c', 'd=$1; while [ ! -d "$d" ]; do d=${d%/*}; [ -n "$d" ] || d=/; done; printf "%s\\n" "$d"; exec df -Pk -- "$d"', 'sh', configRoot]);
-  const [dir = configRoot, ...rest] = r.stdout.split('\n');
+  return (await freeSpaceAndProgram(target, configRoot, '')).free;
+}
+
+/**
+ * Free space where the session unit will go, and where `program` is on the login PATH (null: not
+ * there), in one program: each process start counts on a slow target while the plan is made.
+ */
+export async function freeSpaceAndProgram(target: Pick<Side, 'host'>, configRoot: string, program: string): Promise<{ free: FreeSpace; program: string | null }> {
+  const r = await target.host.run(['/bin/sh', '-c', FREE_SPACE_SCRIPT, 'sh', configRoot, program]);
+  const lines = r.stdout.split('\n');
+  const found = program ? (lines.shift() ?? '') : '';
+  const [dir = configRoot, ...rest] = lines;
   const fields = rest.join('\n').trim().split('\n').pop()?.trim().split(/\s+/) ?? [];
   const availKb = Number(fields[3]);
-  return { dir, availKb: r.exitCode === 0 && Number.isFinite(availKb) ? availKb : null };
+  return { free: { dir, availKb: r.exitCode === 0 && Number.isFinite(availKb) ? availKb : null }, program: found || null };
 }
 
 /** Enough free space for the session unit (with a margin)? */

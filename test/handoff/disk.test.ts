@@ -2,7 +2,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkDisk } from '../../src/handoff/plan.js';
+import fs from 'node:fs';
+import { checkDisk, freeSpaceAndProgram } from '../../src/handoff/plan.js';
 import { LocalHost } from '../../src/host/local.js';
 
 const host = new LocalHost();
@@ -18,5 +19,23 @@ describe('checkDisk', () => {
     const err = (await checkDisk({ host }, missingRoot, entry(2 ** 60)).catch((e: unknown) => e)) as { code?: string; message?: string };
     expect(err.code).toBe('target_disk_full');
     expect(err.message).toContain(os.tmpdir());
+  });
+
+  it('finds the agent CLI on the login PATH in the same program (a hostile name is only a name)', async () => {
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-disk-bin-'));
+    fs.writeFileSync(path.join(bin, 'fake-cli'), '#!/bin/sh\n', { mode: 0o755 });
+    fs.writeFileSync(path.join(bin, 'not-exec'), 'x', { mode: 0o644 });
+    const withBin = new LocalHost({ env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` } });
+    try {
+      const found = await freeSpaceAndProgram({ host: withBin }, missingRoot, 'fake-cli');
+      expect(found.program).toBe(path.join(bin, 'fake-cli'));
+      expect(found.free.availKb).toBeGreaterThan(0);
+      expect(found.free.dir).toBe(os.tmpdir());
+      expect((await freeSpaceAndProgram({ host: withBin }, missingRoot, 'not-exec')).program).toBeNull();
+      expect((await freeSpaceAndProgram({ host: withBin }, missingRoot, '$(touch canary); x')).program).toBeNull();
+      expect(fs.existsSync(path.join(os.homedir(), 'canary'))).toBe(false);
+    } finally {
+      fs.rmSync(bin, { recursive: true, force: true });
+    }
   });
 });
