@@ -160,17 +160,17 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
   let markerWritten: Promise<unknown> | null = null;
   const targetRepo = plan.placement.repo;
   // Send the commits and place them: a snapshot's HEAD and work, on the target.
-  const sendAndPlace = async (s: Snapshot, opts2: { read?: Promise<PlacementReads>; replacing?: PlacementRecord }): Promise<Moved> => {
+  const sendAndPlace = async (s: Snapshot, how: { read?: Promise<PlacementReads>; replacing?: PlacementRecord }): Promise<Moved> => {
     const moved = await step('transfer', `sending commits to ${target.host.label}`, async () => {
       await markerWritten;
       record({ kind: 'refs', targetRepo, id: plan.id });
       return transfer({ source: source.host, sourceRepo: s.repoRoot, target: target.host, targetRepo, id: plan.id, head: s.head, wip: s.snapshot, timeoutMs: opts.timeoutS * 1000, commonTips: commonEarly });
     });
     const placement = await step('place', `placing ${s.branch ?? 'the work'} on ${target.host.label}`, async () => {
-      if (opts2.replacing) {
+      if (how.replacing) {
         // What was placed ahead of the quit is not this work: undone first, exactly.
-        const undo = await undoPlacement(target.host, opts2.replacing);
-        if (undo.errors.length > 0) throw new HandoffError('place_failed', `Could not undo the placement made while the agent quit in ${opts2.replacing.worktree} on ${target.host.label}: ${undo.errors.map((e) => e.message).join('; ')}`);
+        const undo = await undoPlacement(target.host, how.replacing);
+        if (undo.errors.length > 0) throw new HandoffError('place_failed', `Could not undo the placement made while the agent quit in ${how.replacing.worktree} on ${target.host.label}: ${undo.errors.map((e) => e.message).join('; ')}`);
         record({ kind: 'undone', what: 'placement' });
       }
       // The plan's placement with this snapshot, journaled before place changes anything.
@@ -183,7 +183,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         sourceBranch: s.branch,
         newBranch: plan.placement.branch !== s.branch || opts.newBranch,
         changedFiles: s.changedFiles,
-        ...(opts2.read ? { read: opts2.read } : {}),
+        ...(how.read ? { read: how.read } : {}),
         commitsOn: { host: source.host, repo: s.repoRoot },
         beforeChanges: async (p) => {
           // The intent asked early is for the placement planned; another one is asked now.

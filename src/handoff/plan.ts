@@ -250,7 +250,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     const sides = await input.sides;
     // The checkouts this machine found there last time are checked now. Without them the target's
     // cache and config are read first; with them, only once the answer is known (to bring the
-    // cache up to date): two programs fewer there while the plan's own run.
+    // cache up to date): two programs fewer there while the plan's own programs run.
     const remembered = searching && remotes[0] ? recallCheckouts(sides.target.host.label, remotes[0].key) : [];
     if (remembered.length > 0) precheckRemembered(sides.target.host, remotes, layout.branch, remembered);
     else if (searching) warmDiscovery(sides.target.host);
