@@ -1,9 +1,9 @@
 // `recover [<id>] [--rollback]`: finish or roll back unfinished handoffs, reported in JSON.
 import path from 'node:path';
 import { HandoffError } from '../errors.js';
-import { listJournals, stateDir } from '../handoff/journal.js';
+import { listJournals, listUnsettled, stateDir } from '../handoff/journal.js';
 import { localMarkers, type IncomingMarker } from '../handoff/marker.js';
-import { recoverOne, unfinished, type RecoverReport } from '../handoff/recover.js';
+import { recoverOne, type RecoverReport } from '../handoff/recover.js';
 import type { CommandContext, CommandOutput } from './index.js';
 
 /** A handoff into this machine, as its marker tells it, with where to finish it when that is elsewhere. */
@@ -50,7 +50,7 @@ export async function recover(args: Record<string, unknown>, ctx: CommandContext
     }
     ids = match;
   } else {
-    ids = unfinished(dir);
+    ids = listUnsettled(dir);
   }
   const recovered: RecoverReport[] = [];
   for (const id of ids) recovered.push(await recoverOne(dir, id, { forceRollback: args.rollback === true, timeoutS }));

@@ -203,9 +203,9 @@ async function describeOutput(target: Host, dirs: readonly string[]): Promise<st
  * Group matching folders by repository (main worktree), with worktrees and recency. `asked`: the
  * describe output already asked for a superset of the folders (only the matching ones count).
  */
-async function describe(target: Host, matches: { dir: string; remote: string }[], branch: string | null, asked?: Promise<string>): Promise<TargetCheckout[]> {
+async function describe(target: Host, matches: { dir: string; remote: string }[], branch: string | null, asked?: string): Promise<TargetCheckout[]> {
   if (matches.length === 0) return [];
-  const tokens = (await (asked ?? describeOutput(target, matches.map((m) => m.dir)))).split('\0');
+  const tokens = (asked ?? (await describeOutput(target, matches.map((m) => m.dir)))).split('\0');
   const byMain = new Map<string, TargetCheckout>();
   const gitDirs = new Map<string, string[]>();
   for (let i = 0; i + 3 < tokens.length + 1; ) {
@@ -323,7 +323,7 @@ async function checkListed(target: Host, folders: readonly string[], keys: Reado
     throw new HandoffError('discover_failed', `Checking the checkouts on ${target.label} failed: ${r.stderr.trim().slice(-500)}`, { fix: 'Name the checkout with --dir.' });
   }
   const valid = await matching(target, parseReport(r.stdout.slice(0, split + 1)), keys);
-  return describe(target, valid, branch, Promise.resolve(r.stdout.slice(split + DESCRIBE_SPLIT.length + 2)));
+  return describe(target, valid, branch, r.stdout.slice(split + DESCRIBE_SPLIT.length + 2));
 }
 
 /** A check of remembered checkouts, begun as soon as the target was connected. */

@@ -93,8 +93,8 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     journal.record(rec.kind, rec as Record<string, unknown>);
   };
   let current = 'quit';
-  // Steps run side by side (the session copy beside the snapshot, transfer and place): the first
-  // one to fail is the one reported, and no further step begins after it.
+  // Steps run side by side (the transfer and place beside the quit, the session copy beside the
+  // snapshot): the first one to fail is the one reported, and no further step begins after it.
   const failed: { first: { step: string; err: unknown } | null } = { first: null };
   const step = async <T>(name: string, label: string, fn: () => Promise<T>): Promise<T> => {
     if (failed.first) throw failed.first.err;
@@ -142,13 +142,20 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     aside.push(p);
     return p;
   };
+  // Undo what the records name, journaled, once the work started beside the steps has settled
+  // (bounded: a side read on a connection that hangs must not hold the rollback for ever).
+  const undoAll = async (restart: boolean): Promise<RollbackReport> => {
+    await settledWithin(aside, opts.timeoutS * 1000);
+    const report = await progress.step('rolling back', () => rollback(sides, records, { restart }));
+    journal.append({ type: 'undone', data: { ...report } });
+    return report;
+  };
   const restartArgs = adapter.resumeArgv(plan.sourceHandle, opts.agentArgs).slice(1);
   // What the plan read of the target checkout moments ago places the work ahead, and its refs'
   // commits that the source has too are what the pack need not carry. Read-only and independent
   // of the snapshot, so asked while the agent quits: the placement's intent and the session's
   // destinations as planned (each user checks the answer is for what it then does).
-  const placeReadEarly = plan.placementRead;
-  const commonEarly = besides(placeReadEarly.then((read) => presentObjects(source.host, plan.snapshot.repoRoot, read.refs.all)));
+  const commonEarly = besides(plan.placementRead.then((read) => presentObjects(source.host, plan.snapshot.repoRoot, read.refs.all)));
   // The placement's intent, as planned (this run's snapshot goes in once it is made).
   const intentEarly = besides(placementIntent(target.host, plan.placement));
   const plannedRoot = plan.sessionPlacement.configRoot;
@@ -221,15 +228,13 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       branch: plan.placement.branch,
       worktree: plan.placement.worktree,
     }));
-    // Read while the plan was made, for the branch it planned with.
-    ahead.moving = besides(sendAndPlace(plan.snapshot, { read: placeReadEarly }));
+    // Placed from what the plan read of the target (for the branch it planned with).
+    ahead.moving = besides(sendAndPlace(plan.snapshot, { read: plan.placementRead }));
     return quitAgent(source.herdr, agent.pane_id, plan.kind, adapter.quit, adapter.classifyScreen, { timeoutMs: opts.timeoutS * 1000 });
   }).catch(async (err: unknown) => {
     // The agent did not quit (it still runs): what went ahead to the target is undone, and the
     // marker goes again. Nothing else was changed.
-    await settledWithin(aside, opts.timeoutS * 1000);
-    const report = await progress.step('rolling back', () => rollback(sides, records, { restart: false }));
-    journal.append({ type: 'undone', data: { ...report } });
+    const report = await undoAll(false);
     if (report.errors.length > 0 && err instanceof HandoffError) throw new HandoffFailed(err, 'quit', report);
     throw err;
   });
@@ -344,11 +349,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     if (failed.first) current = failed.first.step;
     const cause = err instanceof HandoffError ? err : new HandoffError('internal', err instanceof Error ? err.message : String(err));
     journal.failed(current, { code: cause.code, error: cause.message });
-    // Bounded: a side read on a connection that hangs must not hold the rollback for ever.
-    await settledWithin(aside, opts.timeoutS * 1000);
-    const report = await progress.step('rolling back', () => rollback(sides, records, { restart: true }));
-    journal.append({ type: 'undone', data: { ...report } });
-    throw new HandoffFailed(cause, current, report);
+    throw new HandoffFailed(cause, current, await undoAll(true));
   }
 }
 

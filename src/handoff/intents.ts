@@ -51,8 +51,9 @@ export const SessionIntentSchema = z.object({
 export type SessionIntent = z.infer<typeof SessionIntentSchema>;
 
 export async function placementIntent(target: Host, plan: PlacementPlan): Promise<PlacementIntent> {
-  const home = worktreeHome(plan.repo);
-  const [upstream, homeStat] = await Promise.all([git(target, plan.repo, ['config', '--get', `branch.${plan.branch}.merge`], { okCodes: [1] }), target.stat(home)]);
+  // Whether `<repo>.worktrees` was there is known to a new-worktree plan (read with the repository).
+  const homeKnown = plan.worktreeHomeExists;
+  const [upstream, homeStat] = await Promise.all([git(target, plan.repo, ['config', '--get', `branch.${plan.branch}.merge`], { okCodes: [1] }), homeKnown === undefined ? target.stat(worktreeHome(plan.repo)) : null]);
   return {
     kind: 'placement_intent',
     id: plan.id,
@@ -63,7 +64,7 @@ export async function placementIntent(target: Host, plan: PlacementPlan): Promis
     branchTip: plan.branchTip,
     head: plan.head,
     wip: plan.wip,
-    homeExisted: homeStat !== null,
+    homeExisted: homeKnown ?? homeStat !== null,
     hadUpstream: upstream.exitCode === 0,
   };
 }

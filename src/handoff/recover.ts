@@ -50,17 +50,12 @@ export function stepsDone(events: JournalEvent[]): Set<string> {
   return new Set(events.filter((e) => e.type === 'done' && e.step).map((e) => e.step!));
 }
 
-/** Journals that need `recover`: no outcome, or a rollback that could not finish; newest first. */
-export function unfinished(dir: string): string[] {
-  return listUnsettled(dir);
-}
-
 /**
  * Unfinished handoffs of one agent (same source, and the same pane, session or agent name), for
  * `send` to recover before it plans a second handoff of an agent whose last one ended uncertainly.
  */
 export function unfinishedFor(dir: string, who: { sourceSpec: string; agent?: string; pane?: string; session?: string }): string[] {
-  return unfinished(dir).filter((id) => {
+  return listUnsettled(dir).filter((id) => {
     const header = Journal.open(dir, id).events().find((e) => e.type === 'header')?.data ?? {};
     const source = typeof header.source_spec === 'string' ? header.source_spec : 'local';
     if (source !== who.sourceSpec) return false;
