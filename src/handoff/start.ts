@@ -4,7 +4,7 @@ import { HandoffError } from '../errors.js';
 import { HerdrError, type HerdrClient } from '../herdr/client.js';
 import type { AgentInfo } from '../herdr/schemas.js';
 import { sleep } from '../sleep.js';
-import { answerTrust, screenTail, type ScreenClassifier, type TrustAnswer, type WaitingScreen } from './screens.js';
+import { answerTrust, screenTail, type ScreenClassifier, type ScreenReading, type TrustAnswer, type WaitingScreen } from './screens.js';
 
 const NAME_RULE = /^[a-z][a-z0-9_-]{0,31}$/;
 
@@ -57,11 +57,11 @@ export interface StartResult {
 }
 
 /** `agent start` while the fresh pane's shell is not yet at its prompt (`agent_pane_busy`). */
-async function startWithRetry(herdr: HerdrClient, req: StartRequest, pane: string): Promise<AgentInfo | null> {
+async function startWithRetry(herdr: HerdrClient, req: StartRequest, pane: string): Promise<{ agent: AgentInfo; argv: string[] } | null> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {
-      return (await herdr.agentStart(req.name, req.kind, pane, req.args, req.timeoutMs)).agent;
+      return await herdr.agentStart(req.name, req.kind, pane, req.args, req.timeoutMs);
     } catch (err) {
       if (err instanceof HerdrError && err.herdrCode === 'agent_pane_busy' && /not an available shell/.test(err.message) && Date.now() < deadline) {
         await sleep(250);
@@ -80,31 +80,65 @@ async function startWithRetry(herdr: HerdrClient, req: StartRequest, pane: strin
   }
 }
 
+/** How long an agent that herdr calls ready may take to draw its first screen. */
+const FIRST_SCREEN_MS = 15_000;
+
+/**
+ * True while the pane shows nothing, or still ends with the command herdr typed: the agent has
+ * not drawn yet. herdr calls an agent ready on time and state alone (3 s; its screen state of an
+ * empty screen is idle), so on a busy machine a trust screen can come after that.
+ * Quotes, backslashes and white space are ignored: the shell echoes the typed, quoted command
+ * and the terminal wraps it.
+ */
+export function stillLaunching(screen: string, typed: readonly string[]): boolean {
+  const bare = (text: string) => text.replace(/[\s'"\\]+/g, '');
+  const shown = bare(screen);
+  if (shown === '') return true;
+  const command = bare(typed.join(''));
+  return command !== '' && shown.endsWith(command);
+}
+
+/** The pane's first screen drawn by the agent (or what it shows when the bound runs out). */
+async function firstScreen(herdr: HerdrClient, pane: string, typed: readonly string[], boundMs: number): Promise<string> {
+  const deadline = Date.now() + boundMs;
+  for (;;) {
+    const screen = await herdr.read(pane, { source: 'visible' });
+    if (!stillLaunching(screen, typed) || Date.now() >= deadline) return screen;
+    await sleep(150);
+  }
+}
+
 export async function startAgent(herdr: HerdrClient, req: StartRequest): Promise<StartResult> {
   const { workspace, paneId } = await herdr.workspaceCreate({ cwd: req.cwd, label: req.label, focus: req.focus });
   req.onWorkspace(workspace.workspace_id, paneId);
-  const agent = await startWithRetry(herdr, req, paneId);
+  const started = await startWithRetry(herdr, req, paneId);
+  const typed = started?.argv.length ? started.argv : [req.kind, ...req.args];
   const waiting: WaitingScreen[] = [];
-  let trust: StartResult['trust'] = req.trust ? 'not_shown' : 'disabled';
+  let trust = (req.trust ? 'not_shown' : 'disabled') as StartResult['trust'];
 
-  const screen = await herdr.read(paneId, { source: 'visible' });
-  const reading = req.classify(screen);
-  if (reading.screen === 'trust') {
-    if (req.trust) {
-      const answer = await answerTrust(herdr, paneId, req.classify, { timeoutMs: 5_000 });
-      trust = answer.outcome;
-      if (answer.outcome !== 'answered') waiting.push('trust');
-    } else {
-      waiting.push('trust');
+  /** Answer (or leave) the screen read; true when it was one we know. */
+  const onScreen = async (reading: ScreenReading): Promise<boolean> => {
+    if (reading.screen === 'trust') {
+      if (req.trust) {
+        const answer = await answerTrust(herdr, paneId, req.classify, { timeoutMs: 5_000 });
+        trust = answer.outcome;
+        if (answer.outcome !== 'answered') waiting.push('trust');
+      } else {
+        waiting.push('trust');
+      }
+      // After trust, the agent may show its next screen (first run, login, hook review).
+      const after = req.classify(await herdr.read(paneId, { source: 'visible' }));
+      if (after.screen && after.screen !== 'trust') waiting.push(after.screen);
+      return true;
     }
-  }
-  // After trust, the agent may show its next screen (first run, login, hook review).
-  const after = reading.screen === 'trust' ? req.classify(await herdr.read(paneId, { source: 'visible' })) : reading;
-  if (after.screen && after.screen !== 'trust') waiting.push(after.screen);
+    if (reading.screen) waiting.push(reading.screen);
+    return reading.screen !== null;
+  };
+  await onScreen(req.classify(await firstScreen(herdr, paneId, typed, Math.min(FIRST_SCREEN_MS, req.timeoutMs))));
 
   // Alive? An agent that exits right after starting drops out of herdr's list.
   await sleep(300);
-  const live = (await herdr.agentList()).find((a) => a.pane_id === paneId);
+  let live = (await herdr.agentList()).find((a) => a.pane_id === paneId);
   if (!live) {
     const last = await herdr.read(paneId, { source: 'recent', lines: 40 }).catch(() => '');
     throw new HandoffError('start_failed', `The ${req.kind} agent exited on the target right after starting:\n${screenTail(last)}`, {
@@ -112,6 +146,12 @@ export async function startAgent(herdr: HerdrClient, req: StartRequest): Promise
       details: { last_output: screenTail(last, 30) },
     });
   }
-  if (live.agent_status === 'blocked' && waiting.length === 0) waiting.push('unrecognized_prompt');
-  return { workspace: workspace.workspace_id, pane: paneId, name: req.name, agent: live ?? agent, trust, waitingForUser: waiting };
+  // Blocked with nothing left for the user: a screen came after the first one drawn (a splash,
+  // then trust), or one we do not know.
+  if (live.agent_status === 'blocked' && waiting.length === 0) {
+    const known = await onScreen(req.classify(await herdr.read(paneId, { source: 'visible' })));
+    if (!known) waiting.push('unrecognized_prompt');
+    else if (trust === 'answered') live = (await herdr.agentList()).find((a) => a.pane_id === paneId) ?? live;
+  }
+  return { workspace: workspace.workspace_id, pane: paneId, name: req.name, agent: live, trust, waitingForUser: waiting };
 }

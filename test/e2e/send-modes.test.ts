@@ -336,6 +336,31 @@ describe('send: screens on the target', () => {
     expect(await screen(world, vega, r.json.target_agent!.pane)).toContain('Quick safety check');
   }, 90_000);
 
+  it('answers a trust screen drawn only after herdr calls the agent ready (a slow start)', async () => {
+    const p = makeProject(world, 'modes-slowtrust');
+    untrustOnVega(p.vega);
+    const name = `slow-${suffix()}`;
+    await startIdle(laptop, 'claude', p.laptop, name);
+    // vega's claude, in this project only, draws nothing for 2 s: herdr's simulator calls an agent
+    // ready 0.3 s after it starts (real herdr: 3 s), long before its trust screen shows.
+    const control = path.join(vega.home, '.claude', 'fake-agent.json');
+    let r: Awaited<ReturnType<typeof send>>;
+    try {
+      writeAs(vega, control, JSON.stringify({ slowStartIn: [p.vega], slowStartMs: 2000 }));
+      r = await send([name, 'vega', '--no-focus']);
+    } finally {
+      fs.rmSync(control, { force: true });
+    }
+    expectOk(r);
+    expect(r.json.trust).toBe('answered');
+    expect(r.json.waiting_for_user).toEqual([]);
+    const text = await waitFor('the resumed agent at its prompt', async () => {
+      const t = await screen(world, vega, r.json.target_agent!.pane);
+      return t.includes(`cwd: ${r.json.target_worktree}`) ? t : undefined;
+    }, 15_000);
+    expect(text).not.toContain('Quick safety check');
+  }, 90_000);
+
   it('reports a login screen on the target', async () => {
     const p = makeProject(world, 'modes-login');
     const name = `login-${suffix()}`;

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
-import { gitAs, handoff, herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, writeAs, type Project } from '../helpers/e2e.js';
+import { gitAs, handoff, herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, waitForScreen, writeAs, type Project } from '../helpers/e2e.js';
 import type { World } from '../world/machines.js';
 
 let world: World;
@@ -68,8 +68,8 @@ describe.each(KINDS)('send %s laptop → vega', (kind) => {
 
     // On vega: the agent runs in the vega checkout with its session, and shows it.
     const cwd = out.target_worktree as string;
-    await waitFor('the resumed agent to show its cwd', async () => (await screen(world, vega, out.target_agent.pane)).includes(`cwd: ${cwd}`), 15_000);
-    expect(await screen(world, vega, out.target_agent.pane)).toContain('Fake reply: first prompt');
+    const shown = await waitForScreen(world, vega, out.target_agent.pane, 'the resumed agent to show its cwd', (t) => t.includes(`cwd: ${cwd}`), 15_000);
+    expect(shown).toContain('Fake reply: first prompt');
     const listed = await herdrOk(world, vega, ['agent', 'get', out.target_agent.name]);
     expect((listed.result as { agent: { agent: string } }).agent.agent).toBe(kind);
     // The work: HEAD, the edits, the untracked file, the binary, the deletion.
@@ -86,7 +86,7 @@ describe.each(KINDS)('send %s laptop → vega', (kind) => {
     await herdrOk(world, vega, ['pane', 'send-text', out.target_agent.pane, 'after the move']);
     await new Promise((res) => setTimeout(res, 200));
     await herdrOk(world, vega, ['pane', 'send-keys', out.target_agent.pane, 'enter']);
-    await waitFor('a reply on vega', async () => (await screen(world, vega, out.target_agent.pane)).includes('Fake reply: after the move'), 15_000);
+    await waitForScreen(world, vega, out.target_agent.pane, 'a reply on vega', (t) => t.includes('Fake reply: after the move'), 15_000);
     const sessionFile = (out.plan as { will_create: { session_file: string } }).will_create.session_file;
     expect(fs.readFileSync(sessionFile, 'utf8')).toContain('after the move');
     expect(fs.readFileSync(sessionFile, 'utf8')).not.toContain(p.laptop);

@@ -72,6 +72,19 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
   }
 }
 
+/** Wait until a pane's visible text passes `test`; on a timeout the error shows the last screen. */
+export async function waitForScreen(world: World, user: WorldUser, pane: string, what: string, test: (text: string) => boolean, timeoutMs = 20_000): Promise<string> {
+  let last = '';
+  try {
+    return await waitFor(what, async () => {
+      last = await screen(world, user, pane);
+      return test(last) ? last : undefined;
+    }, timeoutMs);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; ${pane} of ${user.name} shows:\n${last}`, { cause: err });
+  }
+}
+
 export interface StartedAgent {
   workspace: string;
   pane: string;

@@ -92,6 +92,10 @@ export async function runAgent(def: AgentDefinition, argv: string[]): Promise<vo
     process.stderr.write(`${def.kind}: fatal: could not start (crashOnStart in ${path.join(root, 'fake-agent.json')})\n`);
     process.exit(1);
   }
+  const cwd = process.cwd();
+  if (control.slowStartIn.some((dir) => cwd === dir || cwd.startsWith(`${dir}/`) || cwd.startsWith(`${dir}.worktrees/`))) {
+    await new Promise((r) => setTimeout(r, control.slowStartMs));
+  }
   const tui = new Tui();
   tui.start();
   let code = 0;

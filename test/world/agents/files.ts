@@ -164,6 +164,10 @@ export interface ControlFile {
   crashOnStart: boolean;
   /** Folders whose agents will not quit (a background task holds them); read at each attempt. */
   holdQuitIn: string[];
+  /** Folders (and folders under them) where the agent takes slowStartMs before its first screen,
+   *  as a real agent does on a busy machine: herdr may call it ready before it has drawn. */
+  slowStartIn: string[];
+  slowStartMs: number;
 }
 
 export function readControl(root: string): ControlFile {
@@ -173,8 +177,14 @@ export function readControl(root: string): ControlFile {
     loggedOut: raw.loggedOut === true,
     hookReview: raw.hookReview === true,
     crashOnStart: raw.crashOnStart === true,
-    holdQuitIn: Array.isArray(raw.holdQuitIn) ? raw.holdQuitIn.filter((d): d is string => typeof d === 'string') : [],
+    holdQuitIn: strings(raw.holdQuitIn),
+    slowStartIn: strings(raw.slowStartIn),
+    slowStartMs: typeof raw.slowStartMs === 'number' && raw.slowStartMs >= 0 ? raw.slowStartMs : 2000,
   };
+}
+
+function strings(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((d): d is string => typeof d === 'string') : [];
 }
 
 /** Turn length: FAKE_AGENT_TURN_MS (default 300), or N seconds for a prompt `sleep N`. */
