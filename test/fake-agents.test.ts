@@ -465,6 +465,21 @@ describe.concurrent('fake agents', () => {
     expect(jsonl(path.join(unit, 'updates.jsonl')).length).toBeGreaterThan(before);
   });
 
+  test('a control file with onlyIn applies only to agents in those folders (and their worktrees)', async () => {
+    const base = dir('only-in');
+    const here = repo(path.join(base, 'here'));
+    const elsewhere = repo(path.join(base, 'elsewhere'));
+    const home = dir('only-in', 'home');
+    fs.mkdirSync(path.join(home, '.pi', 'agent'), { recursive: true });
+    fs.writeFileSync(path.join(home, '.pi', 'agent', 'fake-agent.json'), JSON.stringify({ crashOnStart: true, onlyIn: [elsewhere] }));
+    const fine = start('pi', ['still here'], here, { HOME: home });
+    await waitFor(fine, 'Fake reply: still here');
+    await type(fine, '/quit');
+    expect(await waitExit(fine)).toBe(0);
+    const crashed = start('pi', [], elsewhere, { HOME: home });
+    expect(await waitExit(crashed)).toBe(1);
+  });
+
   test('screens on demand, crash on start, and herdr session reporting only with the integration installed', async () => {
     const base = dir('screens');
     const r = repo(path.join(base, 'repo'));

@@ -248,7 +248,7 @@ describe('send: a failing target step is undone and the agent restarted at the s
   it('quit: the agent will not quit; what went to vega while it was asked is undone, and it runs on untouched', async () => {
     // Asked of this agent only (its folder), at each quit attempt: it shows why and stays.
     const control = path.join(laptop.home, '.omp', 'agent', 'fake-agent.json');
-    writeAs(laptop, control, JSON.stringify({ holdQuitIn: [p.laptop] }));
+    writeAs(laptop, control, JSON.stringify({ holdQuit: true, onlyIn: [p.laptop] }));
     const since = new Set(journalFiles());
     let r: Awaited<ReturnType<typeof handoff>>;
     try {
@@ -275,7 +275,7 @@ describe('send: a failing target step is undone and the agent restarted at the s
 
   it('start: the agent exits on the target right after starting', async () => {
     const control = path.join(vega.home, '.omp', 'agent', 'fake-agent.json');
-    writeAs(vega, control, JSON.stringify({ crashOnStart: true }));
+    writeAs(vega, control, JSON.stringify({ crashOnStart: true, onlyIn: [p.vega] }));
     const out = await failsAt('start', /start_failed/, () => fs.rmSync(control, { force: true }));
     expect(out.details.last_output).toMatch(/fatal: could not start/);
   }, 90_000);

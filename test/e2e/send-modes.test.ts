@@ -346,7 +346,7 @@ describe('send: screens on the target', () => {
     const control = path.join(vega.home, '.claude', 'fake-agent.json');
     let r: Awaited<ReturnType<typeof send>>;
     try {
-      writeAs(vega, control, JSON.stringify({ slowStartIn: [p.vega], slowStartMs: 2000 }));
+      writeAs(vega, control, JSON.stringify({ slowStartMs: 2000, onlyIn: [p.vega] }));
       r = await send([name, 'vega', '--no-focus']);
     } finally {
       fs.rmSync(control, { force: true });
@@ -368,7 +368,7 @@ describe('send: screens on the target', () => {
     const control = path.join(vega.home, '.claude', 'fake-agent.json');
     let r: Awaited<ReturnType<typeof send>>;
     try {
-      writeAs(vega, control, JSON.stringify({ loggedOut: true }));
+      writeAs(vega, control, JSON.stringify({ loggedOut: true, onlyIn: [p.vega] }));
       r = await send([name, 'vega', '--no-focus']);
     } finally {
       fs.rmSync(control, { force: true });

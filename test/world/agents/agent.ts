@@ -2,7 +2,7 @@
 // the prompt loop (type, Enter, "work", append a turn, show the reply), interrupts and quitting.
 // A kind module (claude.ts, codex.ts, …) supplies the facts that differ in an AgentDefinition.
 import path from 'node:path';
-import { AgentExit, readControl, turnMs, type ControlFile } from './files.js';
+import { AgentExit, readControl, realpathOr, turnMs, type ControlFile } from './files.js';
 import { HerdrReporter } from './herdr-report.js';
 import { Tui, type Key } from './tui.js';
 
@@ -87,15 +87,12 @@ export const SLASH_MENU_MS = 150;
 
 export async function runAgent(def: AgentDefinition, argv: string[]): Promise<void> {
   const root = def.configRoot();
-  const control = readControl(root);
+  const control = readControl(root, realpathOr(process.cwd()));
   if (control.crashOnStart) {
     process.stderr.write(`${def.kind}: fatal: could not start (crashOnStart in ${path.join(root, 'fake-agent.json')})\n`);
     process.exit(1);
   }
-  const cwd = process.cwd();
-  if (control.slowStartIn.some((dir) => cwd === dir || cwd.startsWith(`${dir}/`) || cwd.startsWith(`${dir}.worktrees/`))) {
-    await new Promise((r) => setTimeout(r, control.slowStartMs));
-  }
+  if (control.slowStartMs) await new Promise((r) => setTimeout(r, control.slowStartMs));
   const tui = new Tui();
   tui.start();
   let code = 0;
@@ -315,8 +312,8 @@ class Conversation {
   }
 
   private quit(via: 'command' | 'keys'): void {
-    if (readControl(this.def.configRoot()).holdQuitIn.includes(this.launch.cwd)) {
-      this.setStatus(`Cannot quit: a background task is still running (holdQuitIn in fake-agent.json).`);
+    if (readControl(this.def.configRoot(), this.launch.cwd).holdQuit) {
+      this.setStatus(`Cannot quit: a background task is still running (holdQuit in fake-agent.json).`);
       this.draw();
       return;
     }

@@ -156,35 +156,38 @@ export function selfAndAncestors(dir: string): string[] {
   }
 }
 
-/** Screens on demand, from `<config root>/fake-agent.json`; unknown or malformed content means "none". */
+/**
+ * Screens and troubles on demand, from `<config root>/fake-agent.json`; unknown or malformed
+ * content means "none". With `onlyIn` (folders), it applies only to agents whose cwd is one of
+ * them, under one, or in one's `.worktrees`: tests running side by side share the world's users.
+ */
 export interface ControlFile {
   firstRun: boolean;
   loggedOut: boolean;
   hookReview: boolean;
   crashOnStart: boolean;
-  /** Folders whose agents will not quit (a background task holds them); read at each attempt. */
-  holdQuitIn: string[];
-  /** Folders (and folders under them) where the agent takes slowStartMs before its first screen,
-   *  as a real agent does on a busy machine: herdr may call it ready before it has drawn. */
-  slowStartIn: string[];
+  /** The agent will not quit (a background task holds it); read at each attempt. */
+  holdQuit: boolean;
+  /** Milliseconds before the first screen, as a real agent on a busy machine takes: herdr may
+   *  call it ready before it has drawn anything. */
   slowStartMs: number;
 }
 
-export function readControl(root: string): ControlFile {
-  const raw = readJson(path.join(root, 'fake-agent.json')) ?? {};
+export function readControl(root: string, cwd: string): ControlFile {
+  let raw = readJson(path.join(root, 'fake-agent.json')) ?? {};
+  if (Array.isArray(raw.onlyIn) && !raw.onlyIn.some((dir) => typeof dir === 'string' && within(cwd, dir))) raw = {};
   return {
     firstRun: raw.firstRun === true,
     loggedOut: raw.loggedOut === true,
     hookReview: raw.hookReview === true,
     crashOnStart: raw.crashOnStart === true,
-    holdQuitIn: strings(raw.holdQuitIn),
-    slowStartIn: strings(raw.slowStartIn),
-    slowStartMs: typeof raw.slowStartMs === 'number' && raw.slowStartMs >= 0 ? raw.slowStartMs : 2000,
+    holdQuit: raw.holdQuit === true,
+    slowStartMs: typeof raw.slowStartMs === 'number' && raw.slowStartMs > 0 ? raw.slowStartMs : 0,
   };
 }
 
-function strings(v: unknown): string[] {
-  return Array.isArray(v) ? v.filter((d): d is string => typeof d === 'string') : [];
+function within(cwd: string, dir: string): boolean {
+  return cwd === dir || cwd.startsWith(`${dir}/`) || cwd.startsWith(`${dir}.worktrees/`);
 }
 
 /** Turn length: FAKE_AGENT_TURN_MS (default 300), or N seconds for a prompt `sleep N`. */
