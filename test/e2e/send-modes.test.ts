@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
-import { gitAs, handoff, herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, writeAs, type Project, type StartedAgent } from '../helpers/e2e.js';
+import { gitAs, handoff, herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, waitForScreen, writeAs, type Project, type StartedAgent } from '../helpers/e2e.js';
 import { runAsSync, type World, type WorldUser } from '../world/machines.js';
 
 let world: World;
@@ -354,10 +354,7 @@ describe('send: screens on the target', () => {
     expectOk(r);
     expect(r.json.trust).toBe('answered');
     expect(r.json.waiting_for_user).toEqual([]);
-    const text = await waitFor('the resumed agent at its prompt', async () => {
-      const t = await screen(world, vega, r.json.target_agent!.pane);
-      return t.includes(`cwd: ${r.json.target_worktree}`) ? t : undefined;
-    }, 15_000);
+    const text = await waitForScreen(world, vega, r.json.target_agent!.pane, 'the resumed agent at its prompt', (t) => t.includes(`cwd: ${r.json.target_worktree}`), 15_000);
     expect(text).not.toContain('Quick safety check');
   }, 90_000);
 
