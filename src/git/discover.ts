@@ -115,11 +115,13 @@ for g do
   printf 'E\\0'
 done`;
 const SKIP_EXPR = SKIPPED_FOLDERS.map((n) => `-name ${n}`).join(' -o ');
+/** Check mode: each folder in "$@" that is a checkout is reported ($report: REPORT). */
+const CHECK_LOOP = `for dir do
+  if [ -e "$dir/.git" ]; then sh -c "$report" sh "$dir" ./.git; fi
+done`;
 const SCAN_SCRIPT = `report=$1; mode=$2; shift 2
 if [ "$mode" = check ]; then
-  for dir do
-    if [ -e "$dir/.git" ]; then sh -c "$report" sh "$dir" ./.git; fi
-  done
+${CHECK_LOOP}
   exit 0
 fi
 while [ $# -ge 2 ]; do
@@ -188,9 +190,7 @@ exit 0`;
 // `key\nvalue` pairs), then the description.
 const DESCRIBE_SPLIT = 'AH-DESCRIBE';
 const CHECK_AND_DESCRIBE_SCRIPT = `report=$1; shift
-for dir do
-  if [ -e "$dir/.git" ]; then sh -c "$report" sh "$dir" ./.git; fi
-done
+${CHECK_LOOP}
 printf '\\0%s\\0' ${DESCRIBE_SPLIT}
 ${DESCRIBE_SCRIPT}`;
 

@@ -160,18 +160,9 @@ const SETTLED: ReadonlySet<string> = new Set<Outcome>(['succeeded', 'recovered',
  * alone: `send` asks this before every handoff, and the history only grows.
  */
 export function listUnsettled(dir: string): string[] {
-  const folder = path.join(dir, 'handoffs');
-  if (!fs.existsSync(folder)) return [];
-  const out: JournalSummary[] = [];
-  for (const f of fs.readdirSync(folder)) {
-    if (!f.endsWith('.jsonl')) continue;
-    const file = path.join(folder, f);
-    const text = fs.readFileSync(file, 'utf8');
-    if (settledByLastOutcome(text)) continue;
-    const summary = summarise(f.slice(0, -'.jsonl'.length), eventsOf(text));
-    if (summary.outcome === 'unfinished' || summary.outcome === 'rollback_incomplete') out.push(summary);
-  }
-  return out.sort((a, b) => b.time.localeCompare(a.time)).map((s) => s.id);
+  return summariesIn(dir, settledByLastOutcome)
+    .filter((s) => s.outcome === 'unfinished' || s.outcome === 'rollback_incomplete')
+    .map((s) => s.id);
 }
 
 /** The journal's last outcome event is a settling one (see SETTLED). */
@@ -192,16 +183,20 @@ function settledByLastOutcome(text: string): boolean {
 
 /** Every journal in the state dir, newest first. */
 export function listJournals(dir: string): JournalSummary[] {
+  return summariesIn(dir);
+}
+
+/** The summaries of the state dir's journals, newest first, but those `passOver` (given the text) skips. */
+function summariesIn(dir: string, passOver: (text: string) => boolean = () => false): JournalSummary[] {
   const folder = path.join(dir, 'handoffs');
   if (!fs.existsSync(folder)) return [];
-  return fs
-    .readdirSync(folder)
-    .filter((f) => f.endsWith('.jsonl'))
-    .map((f) => {
-      const id = f.slice(0, -'.jsonl'.length);
-      return summarise(id, readEvents(path.join(folder, f)));
-    })
-    .sort((a, b) => b.time.localeCompare(a.time));
+  const out: JournalSummary[] = [];
+  for (const f of fs.readdirSync(folder)) {
+    if (!f.endsWith('.jsonl')) continue;
+    const text = fs.readFileSync(path.join(folder, f), 'utf8');
+    if (!passOver(text)) out.push(summarise(f.slice(0, -'.jsonl'.length), eventsOf(text)));
+  }
+  return out.sort((a, b) => b.time.localeCompare(a.time));
 }
 
 /** The one handoff id generator (src/handoff-id.ts), re-exported where journals are made. */

@@ -17,6 +17,7 @@ import type { SendOptions } from './options.js';
 import type { Side, Sides } from './sides.js';
 import { agentStartedAt } from './process-age.js';
 import { sleep } from '../sleep.js';
+import { FIND_PROGRAM_FN } from '../host/find-program.js';
 
 export interface Plan {
   id: string;
@@ -403,15 +404,9 @@ export interface FreeSpace {
 // $1 the config root; $2 a program to look for on the PATH, or '': then its path on a line (empty
 // when not found). Then the root's nearest existing folder on a line (df needs one) and its df.
 const FREE_SPACE_SCRIPT = [
+  FIND_PROGRAM_FN,
   'd=$1; c=$2',
-  'if [ -n "$c" ]; then',
-  '  w=',
-  '  case $c in',
-  '    */*) if [ -f "$c" ] && [ -x "$c" ]; then w=$c; fi ;;',
-  '    *) IFS=:; set -f; for x in $PATH; do if [ -n "$x" ] && [ -f "$x/$c" ] && [ -x "$x/$c" ]; then w=$x/$c; break; fi; done; unset IFS; set +f ;;',
-  '  esac',
-  '  printf "%s\\n" "$w"',
-  'fi',
+  'if [ -n "$c" ]; then find_program "$c" || echo; fi',
   'while [ ! -d "$d" ]; do d=${d%/*}; [ -n "$d" ] || d=/; done; printf "%s\\n" "$d"; exec df -Pk -- "$d"',
 ].join('\n');
 

@@ -18,6 +18,7 @@ import { makeLoginProbe } from './login-env.js';
 import { loginPathWithExtras } from './login-path.js';
 import { buildHeader, EXEC_COMMAND, StartMarkFilter, type HeaderSpec } from './remote-command.js';
 import { CommandShell, SHELL_STDIN_MAX, shellLoop } from './ssh-shell.js';
+import { FIND_PROGRAM_FN } from './find-program.js';
 import { authMethodOf, forwardOut, handshake, resolveChain, tcpConnect, type HandshakeOptions, type Hop } from './ssh-connect.js';
 import { hopLabel, type SshError } from './ssh-errors.js';
 import type { ResolvedTarget, ResolveOptions } from './ssh-target.js';
@@ -127,7 +128,7 @@ function killChannel(ch: ClientChannel, signal: 'KILL' | 'TERM' = 'KILL'): void 
 // The start mark ("$2" / "$3") goes out once the file is open: what follows is the file.
 const READ_SCRIPT = '[ -e "$1" ] || exit 66; exec 3<"$1" || exit 67; printf %s "$2"; exec cat <&3 3<&-';
 const WRITE_SCRIPT = 'umask 077; : >"$1" || exit 67; chmod -- "$2" "$1" || exit 67; printf %s "$3"; exec cat >"$1"';
-const WHICH_SCRIPT = 'case $1 in */*) [ -f "$1" ] && [ -x "$1" ] && { printf "%s\\n" "$1"; exit 0; }; exit 1;; esac; IFS=:; set -f; for d in $PATH; do [ -n "$d" ] || continue; if [ -f "$d/$1" ] && [ -x "$d/$1" ]; then printf "%s\\n" "$d/$1"; exit 0; fi; done; exit 1';
+const WHICH_SCRIPT = `${FIND_PROGRAM_FN}; find_program "$1"`;
 const TOUCH_SCRIPT = '[ -e "$1" ] || exit 66; touch -a -d "$2" -- "$1" && touch -m -d "$3" -- "$1"';
 const NOT_FOUND_EXIT = 66;
 /** readFile: too big for one answer, or not a regular file: stream it instead. */

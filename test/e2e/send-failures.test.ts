@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
-import { gitAs, handoff, herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, writeAs, type Project, type StartedAgent } from '../helpers/e2e.js';
+import { gitAs, handoff, herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, withAgentControl, writeAs, type Project, type StartedAgent } from '../helpers/e2e.js';
 import { injectFault, readFaults } from '../world/herdr/testing.js';
 import { runAsSync, type World, type WorldUser } from '../world/machines.js';
 
@@ -247,15 +247,8 @@ describe('send: a failing target step is undone and the agent restarted at the s
 
   it('quit: the agent will not quit; what went to vega while it was asked is undone, and it runs on untouched', async () => {
     // Asked of this agent only (its folder), at each quit attempt: it shows why and stays.
-    const control = path.join(laptop.home, '.omp', 'agent', 'fake-agent.json');
-    writeAs(laptop, control, JSON.stringify({ holdQuit: true, onlyIn: [p.laptop] }));
     const since = new Set(journalFiles());
-    let r: Awaited<ReturnType<typeof handoff>>;
-    try {
-      r = await handoff(world, laptop, ['send', name, 'vega', '--no-focus', '--timeout', '5']);
-    } finally {
-      fs.rmSync(control, { force: true });
-    }
+    const r = await withAgentControl(laptop, path.join(laptop.home, '.omp', 'agent', 'fake-agent.json'), { holdQuit: true, onlyIn: [p.laptop] }, () => handoff(world, laptop, ['send', name, 'vega', '--no-focus', '--timeout', '5']));
     expect(r.json, `${JSON.stringify(r.json)}\n${r.stderr}`).toMatchObject({ ok: false, code: 'quit_failed' });
     expect(r.code).toBe(1);
     expect(r.json.error as string).toContain('background task is still running');

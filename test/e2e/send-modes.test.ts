@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
-import { gitAs, handoff, herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, waitForScreen, writeAs, type Project, type StartedAgent } from '../helpers/e2e.js';
+import { gitAs, handoff, herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, waitForScreen, withAgentControl, writeAs, type Project, type StartedAgent } from '../helpers/e2e.js';
 import { runAsSync, type World, type WorldUser } from '../world/machines.js';
 
 let world: World;
@@ -343,14 +343,7 @@ describe('send: screens on the target', () => {
     await startIdle(laptop, 'claude', p.laptop, name);
     // vega's claude, in this project only, draws nothing for 2 s: herdr's simulator calls an agent
     // ready 0.3 s after it starts (real herdr: 3 s), long before its trust screen shows.
-    const control = path.join(vega.home, '.claude', 'fake-agent.json');
-    let r: Awaited<ReturnType<typeof send>>;
-    try {
-      writeAs(vega, control, JSON.stringify({ slowStartMs: 2000, onlyIn: [p.vega] }));
-      r = await send([name, 'vega', '--no-focus']);
-    } finally {
-      fs.rmSync(control, { force: true });
-    }
+    const r = await withAgentControl(vega, path.join(vega.home, '.claude', 'fake-agent.json'), { slowStartMs: 2000, onlyIn: [p.vega] }, () => send([name, 'vega', '--no-focus']));
     expectOk(r);
     expect(r.json.trust).toBe('answered');
     expect(r.json.waiting_for_user).toEqual([]);
@@ -362,14 +355,7 @@ describe('send: screens on the target', () => {
     const p = makeProject(world, 'modes-login');
     const name = `login-${suffix()}`;
     await startIdle(laptop, 'claude', p.laptop, name);
-    const control = path.join(vega.home, '.claude', 'fake-agent.json');
-    let r: Awaited<ReturnType<typeof send>>;
-    try {
-      writeAs(vega, control, JSON.stringify({ loggedOut: true, onlyIn: [p.vega] }));
-      r = await send([name, 'vega', '--no-focus']);
-    } finally {
-      fs.rmSync(control, { force: true });
-    }
+    const r = await withAgentControl(vega, path.join(vega.home, '.claude', 'fake-agent.json'), { loggedOut: true, onlyIn: [p.vega] }, () => send([name, 'vega', '--no-focus']));
     expectOk(r);
     expect(r.json.waiting_for_user).toContain('login');
     expect(await screen(world, vega, r.json.target_agent!.pane)).toContain('Select login method');

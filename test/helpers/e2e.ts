@@ -218,6 +218,19 @@ export function writeAs(user: WorldUser, file: string, data: string | Buffer): v
   }
 }
 
+/**
+ * Run `fn` with a fake agent's control file (`<config root>/fake-agent.json` of `user`) saying
+ * `control`; removed afterwards however `fn` ends.
+ */
+export async function withAgentControl<T>(user: WorldUser, file: string, control: Record<string, unknown>, fn: () => Promise<T>): Promise<T> {
+  writeAs(user, file, JSON.stringify(control));
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
 export function gitAs(user: WorldUser, cwd: string, args: string[]): string {
   const r = runAsSync(user, ['git', ...args], { cwd });
   if (r.status !== 0) throw new Error(`git ${args.join(' ')} in ${cwd}: ${r.stderr}`);
