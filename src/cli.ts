@@ -23,6 +23,7 @@ function sendOptions(y: Argv) {
     .option('wait-timeout', { type: 'number', describe: 'Seconds to wait with --wait/--self (default 1800)' })
     .option('new-branch', { type: 'boolean', describe: 'Put the work on a new handoff/<id> branch on the target' })
     .option('keep-source-changes', { type: 'boolean', describe: 'Do not stash the uncommitted changes at the source' })
+    .option('overwrite', { type: 'boolean', describe: 'Replace session files on the target that changed since a handoff left them there (each kept beside it as a backup)' })
     .option('name', { type: 'string', describe: 'herdr agent name on the target' })
     .option('session', { type: 'string', describe: 'Session id or transcript path, when herdr does not know it' })
     // `--no-focus` (workspace) gives false, `--focus TEXT` (hand-off brief) gives the text, absent gives true.

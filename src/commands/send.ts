@@ -73,6 +73,7 @@ export const SendResult = z.object({
   attach: z.string().nullable().optional(),
   verified: z.array(z.string()).optional(),
   bytes_sent: z.number().optional(),
+  session_backups: z.array(z.string()).optional().describe('--overwrite: the session files on the target that it replaced, kept there under these names'),
   steps: z.array(z.object({ step: z.string(), ms: z.number(), ok: z.boolean() })).optional(),
   brief: z.object({ status: z.enum(['delivered', 'not_delivered', 'skipped_waiting_for_user']), text: z.string() }).optional().describe('--brief/--focus/--done-when: the first message sent to the resumed agent'),
   helper: z.object({ workspace: z.string(), pane: z.string(), job: z.string() }).optional().describe('--self: the helper that will run the handoff after this turn'),
@@ -147,6 +148,7 @@ function resultOf(plan: Plan, sides: Sides, done: ExecuteResult, timings: { step
     attach: sides.sameHost || target.host.kind === 'local' ? null : `herdr --remote ${target.spec}`,
     verified: done.verified,
     bytes_sent: done.transfer.bytesSent,
+    ...(done.sessionBackups.length > 0 ? { session_backups: done.sessionBackups } : {}),
     steps: timings,
   };
 }

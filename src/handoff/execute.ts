@@ -14,7 +14,8 @@ import os from 'node:os';
 import { copySessionUnit } from './session-copy.js';
 import { placementIntent, sessionIntent } from './intents.js';
 import { hostStateDir, markerPath, writeMarker } from './marker.js';
-import { destinationUnder, lookAtDestinations, remotePrefixHash, undoCopy, type CopyRecord, type DestinationLook } from '../transcript/copy.js';
+import { destinationUnder, discardBackups, lookAtDestinations, remotePrefixHash, undoCopy, type CopyRecord, type DestinationLook } from '../transcript/copy.js';
+import { ledgerDir, recordLeft } from '../transcript/left-ledger.js';
 import type { Host } from '../host/host.js';
 import type { Journal } from './journal.js';
 import { cwdIn, type Plan } from './plan.js';
@@ -34,6 +35,8 @@ export interface ExecuteResult {
   createdWorktree: boolean;
   branch: string;
   sessionFiles: string[];
+  /** Files on the target that --overwrite replaced, kept here. */
+  sessionBackups: string[];
   integrationInstalled: boolean;
   start: StartResult;
   stash: StashResult;
@@ -260,8 +263,12 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         looked.catch(() => undefined);
         record(await sessionIntent(looked, unit, sessionCopyTag(plan.id)));
         // The repository's spellings are the plan's (the snapshot below is of the same checkout and cwd).
-        const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: plan.snapshot, targetWorktree: worktree, looked });
+        const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: plan.snapshot, targetWorktree: worktree, looked, ledgerDir: ledgerDir(targetState), overwrite: opts.overwrite });
         record({ kind: 'session_copy', record: out });
+        // What left the source, recorded there: when the session comes back, a copy still as it
+        // left is ours to replace (agents that rewrite files in place).
+        const at = new Date().toISOString();
+        await recordLeft(source.host, ledgerDir(hostStateDir(source.info)), out.files.flatMap((f) => (f.source ? [{ ...f.source, handoff: plan.id, to: target.host.label, at }] : [])));
         return { out, sessionPlacement };
       });
     const plannedWorktree = plan.placement.worktree;
@@ -315,6 +322,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       });
     });
     const verified = await step('verify', 'verifying the target', async () => verify(plan, sides, started, filesChecked));
+    let backupsKept: string[] = [];
     const stash = await step('stash', 'stashing the changes at the source', async () => {
       const [s] = await Promise.all([
         stashSourceChanges({ host: source.host, snapshot: snap, id: plan.id, targetLabel: target.host.label, keepSourceChanges: opts.keepSourceChanges, ...(preparedStash ? { prepared: preparedStash } : {}) }),
@@ -325,6 +333,8 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         // The target is verified: it no longer needs the marker (it only points `recover` there
         // to this machine, whose journal finishes the stash should this process die now).
         target.host.remove(markerFile).catch(() => undefined),
+        // Verified: the backups of files replaced as they were left go; forced ones stay.
+        discardBackups(target.host, copied).then((kept) => (backupsKept = kept)),
       ]);
       record({ kind: 'stash', stashed: s.stashed, stash: s.stash });
       return s;
@@ -337,6 +347,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       createdWorktree: placement.actions.some((a) => a.kind === 'worktree-added'),
       branch: placement.branch,
       sessionFiles: copied.files.map((f) => f.path),
+      sessionBackups: backupsKept,
       integrationInstalled,
       start: started,
       stash,

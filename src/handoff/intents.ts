@@ -10,7 +10,7 @@ import { branchRef, git, line } from '../git/git.js';
 import { undoPlacement, type PlacementAction, type PlacementPlan, type PlacementRecord } from '../git/place.js';
 import { workingTree } from '../git/snapshot.js';
 import { listWorktrees, worktreeHome } from '../git/worktrees.js';
-import { undoCopy, type CopyRecord, type DestinationLook } from '../transcript/copy.js';
+import { backupName, undoCopy, type CopyRecord, type DestinationLook } from '../transcript/copy.js';
 
 const Oid = z.string().regex(/^[0-9a-f]{40,64}$/);
 
@@ -165,6 +165,12 @@ export async function undoSessionIntent(target: Host, intent: SessionIntent): Pr
     const dir = path.dirname(f.path);
     const base = path.basename(f.path);
     for (const tmp of [`.${base}.ah-${intent.tag}.tmp`, `.${base}.tail.ah-${intent.tag}.tmp`]) await target.remove(path.join(dir, tmp));
+    // A file replaced whole (as an earlier handoff left it, or forced) went aside first: it comes back.
+    const backup = backupName(f.path, intent.tag);
+    if ((await target.stat(backup))?.type === 'file') {
+      await target.rename(backup, f.path);
+      continue;
+    }
     const now = await target.stat(f.path);
     // SFTP sets times in whole seconds: ours is the source's mtime to the second.
     if (!now || now.type !== 'file' || Math.abs(now.mtimeMs - f.mtimeMs) >= 1000) continue;

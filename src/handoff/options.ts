@@ -16,6 +16,8 @@ export interface SendOptions {
   waitTimeoutS: number;
   newBranch: boolean;
   keepSourceChanges: boolean;
+  /** Replace session files on the target that changed since a handoff left them there (a backup is kept). */
+  overwrite: boolean;
   name: string | null;
   session: string | null;
   focus: boolean;
@@ -44,6 +46,7 @@ export interface RawSendArgs {
   waitTimeout?: unknown;
   newBranch?: unknown;
   keepSourceChanges?: unknown;
+  overwrite?: unknown;
   name?: unknown;
   session?: unknown;
   focus?: unknown;
@@ -88,6 +91,7 @@ export function parseSendOptions(raw: RawSendArgs): SendOptions {
     waitTimeoutS: positiveSeconds(raw.waitTimeout, '--wait-timeout', DEFAULT_WAIT_TIMEOUT_S),
     newBranch: raw.newBranch === true,
     keepSourceChanges: raw.keepSourceChanges === true,
+    overwrite: raw.overwrite === true,
     name: str(raw.name),
     session: str(raw.session),
     // `--focus TEXT` is the brief's focus; `--no-focus` keeps the target workspace unfocused.

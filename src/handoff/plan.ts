@@ -14,6 +14,7 @@ import { checkPlacement, readPlacementState, type PlacementPlan, type PlacementR
 import { repoLayout, snapshotOf, type HeadLayout, type Snapshot } from '../git/snapshot.js';
 import { findAgent } from './find-agent.js';
 import type { SendOptions } from './options.js';
+import { refuseChangedSessionFiles } from './session-conflicts.js';
 import type { Side, Sides } from './sides.js';
 import { agentStartedAt } from './process-age.js';
 import { sleep } from '../sleep.js';
@@ -300,7 +301,8 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const early = await freeEarly;
   if (early.root === sessionPlacement.configRoot) requireSpace(targetSide, early.free, unit);
   else await checkDisk(targetSide, sessionPlacement.configRoot, unit);
-  const [sourceHerdr, targetHerdr] = await herdrChecked;
+  // A session file on the target changed since an earlier handoff left it: refused now, not after the quit.
+  const [[sourceHerdr, targetHerdr]] = await Promise.all([herdrChecked, opts.overwrite ? null : refuseChangedSessionFiles(targetSide, sessionPlacement.configRoot, unit)]);
   const targetIntegrationAsked = integrations().then(integrationOf);
   const targetIntegration = waitForIntegration ? await targetIntegrationAsked : null;
   for (const p of new Set([sourceHerdr, targetHerdr])) if (p.version?.warning) warnings.push(p.version.warning);

@@ -10,13 +10,14 @@ export const CopyRecordSchema = z.object({
   files: z.array(
     z.object({
       path: z.string(),
-      action: z.enum(['created', 'appended', 'unchanged', 'overwritten']),
+      action: z.enum(['created', 'appended', 'unchanged', 'replaced', 'overwritten']),
       sha256: z.string(),
       size: z.number(),
       verbatim: z.boolean(),
       previous: z.object({ size: z.number(), mode: z.number(), mtimeMs: z.number() }).nullable(),
       backup: z.string().nullable(),
       replacements: z.number(),
+      source: z.object({ path: z.string(), sha256: z.string(), size: z.number(), mtimeMs: z.number() }).optional(),
     }),
   ),
   createdDirs: z.array(z.string()),

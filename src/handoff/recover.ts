@@ -9,6 +9,7 @@ import { connectHost } from '../host/connect.js';
 import type { Host } from '../host/host.js';
 import { HerdrClient } from '../herdr/client.js';
 import { stashSourceChanges } from '../git/stash.js';
+import { discardBackups } from '../transcript/copy.js';
 import { repoLayout, type Snapshot } from '../git/snapshot.js';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -256,6 +257,12 @@ async function recoverClaimed(dir: string, id: string, opts: { forceRollback: bo
       if (marker) {
         await target.remove(marker.path);
         steps.push({ step: 'marker', status: 'done', detail: `Removed the handoff marker ${marker.path} on ${target.label}.` });
+      }
+      // The session copy in use on the target is the verified one: the backups of what it replaced go.
+      const copy = records.filter((r): r is Extract<HandoffRecord, { kind: 'session_copy' }> => r.kind === 'session_copy').pop();
+      if (copy && copy.record.files.some((f) => f.action === 'replaced')) {
+        await discardBackups(target, copy.record);
+        steps.push({ step: 'session', status: 'done', detail: `Removed the backups of the session files replaced on ${target.label}.` });
       }
       const lock = await releaseLock(source, header, id);
       if (lock) steps.push({ step: 'lock', status: 'done', detail: `Released the lock ${lock}.` });

@@ -40,6 +40,10 @@ export interface SessionCopyInput {
   targetWorktree: string;
   /** The look at the destinations the session intent was made from. */
   looked?: Promise<DestinationLook>;
+  /** The target's ledger of what earlier handoffs left there. */
+  ledgerDir: string;
+  /** Replace files that changed since they were left there (--overwrite). */
+  overwrite: boolean;
 }
 
 export async function copySessionUnit(input: SessionCopyInput): Promise<CopyRecord> {
@@ -51,6 +55,8 @@ export async function copySessionUnit(input: SessionCopyInput): Promise<CopyReco
     targetRoot: input.placement.configRoot,
     plan: rewrite,
     tag: input.plan.id.slice(-8),
+    ledgerDir: input.ledgerDir,
+    overwrite: input.overwrite,
     ...(input.looked ? { looked: input.looked } : {}),
   });
 }

@@ -6,8 +6,11 @@
 // leading out). Files are written to a temp name and renamed into place, with the source's mode
 // and mtime (pickers sort by mtime). A file the target already has is only extended — when the
 // rewritten source continues it (a session coming back) — after comparing a hash of the prefix
-// computed on the target itself (`head -c N | sha256sum`; the target has no node). Anything else
-// the target holds is a conflict unless `overwrite` is set. The returned record lists every file
+// computed on the target itself (`head -c N | sha256sum`; the target has no node). A file that is
+// byte-identical to what an earlier handoff left there (its ledger, left-ledger.ts) is replaced
+// whole, with a private backup until the handoff is verified: agents that rewrite their files in
+// place make that the usual case of a session coming back. Anything else the target holds is a
+// conflict unless `overwrite` is set (its backup is kept). The returned record lists every file
 // written, so a failed handoff can undo it and a finished one can verify it.
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -18,6 +21,7 @@ import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
 import type { FileStat } from '../host/host.js';
 import { inspectFolders, makeFolders, type FolderState } from './folders.js';
+import { isAsLeft, readLeft, type LeftState } from './left-ledger.js';
 import { createRewriteStream, matcherFor, RewriteMatcher, type RewritePlan } from './rewrite.js';
 
 /** One file of a unit (the shape `UnitEntry` of adapters/adapter.ts has). */
@@ -28,6 +32,8 @@ export interface CopyEntry {
   dest: string;
   verbatim: boolean;
   padFirstLine?: boolean;
+  /** Size on the source when the unit was read (for messages). */
+  size?: number;
   mode: number;
   mtimeMs: number;
 }
@@ -39,15 +45,18 @@ export interface CopyRequest {
   /** Target config root (absolute); every destination must stay below it. */
   targetRoot: string;
   plan: RewritePlan | RewriteMatcher;
-  /** Replace target files whose content the source does not continue (the old one is kept as a backup until `discardBackups`). */
+  /** Replace target files whose content the source does not continue and that changed since they were left (the old one is kept as a backup). */
   overwrite?: boolean;
+  /** The target's ledger of what earlier handoffs left there (left-ledger.ts): a file as it was left is replaced. */
+  ledgerDir?: string;
   /** Distinguishes this run's temp and backup names (default: random). */
   tag?: string;
   /** The destinations as looked at just before (see lookAtDestinations), so they are not asked again. */
   looked?: Promise<DestinationLook>;
 }
 
-export type CopyAction = 'created' | 'appended' | 'unchanged' | 'overwritten';
+/** `replaced`: a file as an earlier handoff left it (backup dropped once verified); `overwritten`: forced by `overwrite` (backup kept). */
+export type CopyAction = 'created' | 'appended' | 'unchanged' | 'replaced' | 'overwritten';
 
 export interface CopiedFile {
   /** Absolute path on the target. */
@@ -57,10 +66,12 @@ export interface CopiedFile {
   sha256: string;
   size: number;
   verbatim: boolean;
-  /** Size, mode and mtime before we touched it (appended, unchanged, overwritten). */
+  /** Size, mode and mtime before we touched it (appended, unchanged, replaced, overwritten). */
   previous: { size: number; mode: number; mtimeMs: number } | null;
-  /** Where the replaced file was kept (overwritten). */
+  /** Where the replaced file was kept (replaced, overwritten). */
   backup: string | null;
+  /** The source file as it left (its own bytes, before the rewrite): what the source's ledger records. */
+  source?: { path: string; sha256: string; size: number; mtimeMs: number };
   /** Paths replaced by the rewriter (0 for verbatim files). */
   replacements: number;
 }
@@ -214,13 +225,31 @@ async function write(ws: Writable, chunk: Buffer): Promise<void> {
   if (!ws.write(chunk)) await once(ws, 'drain');
 }
 
-/** The (rewritten) bytes of an entry as a stream, and how many replacements it made. */
-async function sourceBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry): Promise<{ stream: Readable; counted: () => number }> {
+/** What a read of the source saw of its own bytes (valid once the stream has ended). */
+interface SourceSeen {
+  sha256: () => string;
+  size: () => number;
+}
+
+/** The (rewritten) bytes of an entry as a stream, how many replacements it made, and the source's own bytes' hash. */
+async function sourceBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry): Promise<{ stream: Readable; counted: () => number; seen: SourceSeen }> {
   const raw = await req.source.readStream(e.source);
-  if (e.verbatim) return { stream: raw, counted: () => 0 };
+  const hash = createHash('sha256');
+  let size = 0;
+  raw.on('data', (chunk: Buffer) => {
+    hash.update(chunk);
+    size += chunk.length;
+  });
+  let digest: string | null = null;
+  const seen = { sha256: () => (digest ??= hash.digest('hex')), size: () => size };
+  if (e.verbatim) return { stream: raw, counted: () => 0, seen };
   const rw = createRewriteStream(matcher, { padFirstLine: e.padFirstLine ?? false });
   raw.on('error', (err) => rw.destroy(err));
-  return { stream: raw.pipe(rw), counted: () => rw.replacements };
+  return { stream: raw.pipe(rw), counted: () => rw.replacements, seen };
+}
+
+function sourceOf(e: CopyEntry, seen: SourceSeen): NonNullable<CopiedFile['source']> {
+  return { path: e.source, sha256: seen.sha256(), size: seen.size(), mtimeMs: e.mtimeMs };
 }
 
 /** Up to this many bytes a temp file goes in one write (one round trip over ssh) instead of a stream. */
@@ -286,7 +315,7 @@ class TempFile {
  * whether `install` was done with the write (small files; see TempFile.finish).
  */
 async function writeWhole(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, file: string, tag: string, install?: Install) {
-  const { stream, counted } = await sourceBytes(req, matcher, e);
+  const { stream, counted, seen } = await sourceBytes(req, matcher, e);
   const out = new TempFile(req.target, file, tag, e.mode & 0o7777);
   const hash = createHash('sha256');
   let size = 0;
@@ -304,18 +333,18 @@ async function writeWhole(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntr
     await out.abort();
     throw err;
   }
-  return { tmp: out.path, sha256: hash.digest('hex'), size, replacements: counted(), installed };
+  return { tmp: out.path, sha256: hash.digest('hex'), size, replacements: counted(), installed, source: sourceOf(e, seen) };
 }
 
 type Extend =
   | { kind: 'conflict'; reason: string }
-  | { kind: 'unchanged'; sha256: string; size: number; replacements: number }
-  | { kind: 'appended'; tail: string; sha256: string; size: number; replacements: number };
+  | { kind: 'unchanged'; sha256: string; size: number; replacements: number; source: NonNullable<CopiedFile['source']> }
+  | { kind: 'appended'; tail: string; sha256: string; size: number; replacements: number; source: NonNullable<CopiedFile['source']> };
 
 /** The target holds `have` bytes of `file`: does the (rewritten) source continue them? Sends only the rest. */
 async function extend(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, file: string, have: number, tag: string): Promise<Extend> {
   const targetHash = await remotePrefixHash(req.target, file, have);
-  const { stream, counted } = await sourceBytes(req, matcher, e);
+  const { stream, counted, seen: raw } = await sourceBytes(req, matcher, e);
   const prefix = createHash('sha256');
   const whole = createHash('sha256');
   let seen = 0;
@@ -350,18 +379,37 @@ async function extend(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, f
   if (verdict) return verdict;
   if (seen < have) return { kind: 'conflict', reason: `it is longer (${have} bytes) than the session being sent (${seen} bytes)` };
   const sha256 = whole.digest('hex');
-  if (!tail) return { kind: 'unchanged', sha256, size: seen, replacements: counted() };
-  return { kind: 'appended', tail: (tail as TempFile).path, sha256, size: seen, replacements: counted() };
+  if (!tail) return { kind: 'unchanged', sha256, size: seen, replacements: counted(), source: sourceOf(e, raw) };
+  return { kind: 'appended', tail: (tail as TempFile).path, sha256, size: seen, replacements: counted(), source: sourceOf(e, raw) };
 }
 
 // ---------------------------------------------------------------------------------------------
 // The unit
 
-function conflict(file: string, host: Host, reason: string): HandoffError {
-  return new HandoffError('session_conflict', `${file} already exists on ${host.label} and ${reason}.`, {
-    fix: 'Someone continued this session on the target too. Move that file aside (or pass --overwrite to replace it; the old copy is kept as a backup) and run the handoff again.',
-    details: { file },
-  });
+/** The file on the target against what is being sent: both sizes and mtimes, and what was left there. */
+export interface ConflictFacts {
+  file: string;
+  there: { size: number; mtimeMs: number };
+  sending: { size: number; mtimeMs: number };
+  left: LeftState['left'];
+}
+
+const when = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+
+/** A session file on the target that an agent-handoff copy cannot take over: someone wrote it there. */
+export function sessionConflict(host: Host, facts: ConflictFacts, reason: string): HandoffError {
+  const { file, there, sending, left } = facts;
+  const history = left
+    ? ` It changed since handoff ${left.handoff} took the session to ${left.to} at ${left.at} (then ${left.size} bytes), so the session was resumed there too.`
+    : ' No handoff recorded leaving it there, so it may hold work of its own.';
+  return new HandoffError(
+    'session_conflict',
+    `${file} already exists on ${host.label} (${there.size} bytes, modified ${when(there.mtimeMs)}) and ${reason}; the session being sent is ${sending.size} bytes, modified ${when(sending.mtimeMs)}.${history}`,
+    {
+      fix: `Move ${file} aside on ${host.label} and run the handoff again, or pass --overwrite to replace it (the copy there is kept beside it as a backup).`,
+      details: { file, there, sending, left },
+    },
+  );
 }
 
 export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
@@ -373,6 +421,10 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
   // Validate every destination before writing anything.
   const dests = req.entries.map((e) => destinationUnder(req.targetRoot, e.dest));
   const existingOf = await prepareFolders(target, req.targetRoot, dests, record, req.looked);
+  // What earlier handoffs left where this one finds files: one program for them all.
+  const held = dests.filter((_, i) => existingOf[i]?.type === 'file' && existingOf[i]!.size > 0);
+  const leftStates = req.ledgerDir && held.length > 0 ? await readLeft(target, req.ledgerDir, held) : [];
+  const leftOf = new Map(held.map((f, i) => [f, leftStates[i]!]));
 
   for (const [i, e] of req.entries.entries()) {
     const file = dests[i]!;
@@ -391,7 +443,7 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
       const previous = { size: existing.size, mode: existing.mode, mtimeMs: existing.mtimeMs };
       const ext = await extend(req, matcher, e, file, existing.size, tag);
       if (ext.kind === 'unchanged') {
-        record.files.push({ path: file, action: 'unchanged', sha256: ext.sha256, size: ext.size, verbatim: e.verbatim, previous, backup: null, replacements: ext.replacements });
+        record.files.push({ path: file, action: 'unchanged', sha256: ext.sha256, size: ext.size, verbatim: e.verbatim, previous, backup: null, replacements: ext.replacements, source: ext.source });
         continue;
       }
       if (ext.kind === 'appended') {
@@ -404,23 +456,29 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
           await target.remove(ext.tail);
           await target.remove(tmp);
         }
-        record.files.push({ path: file, action: 'appended', sha256: ext.sha256, size: ext.size, verbatim: e.verbatim, previous, backup: null, replacements: ext.replacements });
+        record.files.push({ path: file, action: 'appended', sha256: ext.sha256, size: ext.size, verbatim: e.verbatim, previous, backup: null, replacements: ext.replacements, source: ext.source });
         continue;
       }
-      if (!req.overwrite) throw conflict(file, target, ext.reason);
+      const asLeft = isAsLeft(leftOf.get(file) ?? { left: null, sha256Now: null }, existing.size);
+      if (!asLeft && !req.overwrite) {
+        const size = e.size ?? (await req.source.stat(e.source))?.size ?? 0;
+        throw sessionConflict(target, { file, there: existing, sending: { size, mtimeMs: e.mtimeMs }, left: leftOf.get(file)?.left ?? null }, ext.reason);
+      }
+      // Built beside it, then swapped in: the old file is the backup until the handoff is verified
+      // (kept for good when it was forced: someone else's writes).
       const w = await writeWhole(req, matcher, e, file, tag);
-      const backup = `${file}.ah-backup-${tag}`;
+      const backup = backupName(file, tag);
       await finish(w.tmp);
       await target.rename(file, backup);
       await target.rename(w.tmp, file);
-      record.files.push({ path: file, action: 'overwritten', sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup, replacements: w.replacements });
+      record.files.push({ path: file, action: asLeft ? 'replaced' : 'overwritten', sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup, replacements: w.replacements, source: w.source });
       continue;
     }
 
     const w = await writeWhole(req, matcher, e, file, tag, { mode, mtimeMs: e.mtimeMs, to: file });
     if (!w.installed) await finish(w.tmp, file);
     const previous = existing ? { size: 0, mode: existing.mode, mtimeMs: existing.mtimeMs } : null;
-    record.files.push({ path: file, action: existing ? 'overwritten' : 'created', sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup: null, replacements: w.replacements });
+    record.files.push({ path: file, action: existing ? 'overwritten' : 'created', sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup: null, replacements: w.replacements, source: w.source });
   }
   return record;
 }
@@ -447,7 +505,7 @@ export async function undoCopy(target: Host, record: CopyRecord): Promise<void> 
       await target.chmod(tmp, f.previous.mode);
       await target.utimes(tmp, f.previous.mtimeMs, f.previous.mtimeMs);
       await target.rename(tmp, f.path);
-    } else if (f.action === 'overwritten') {
+    } else if (f.action === 'overwritten' || f.action === 'replaced') {
       if (f.backup && (await target.stat(f.backup))) await target.rename(f.backup, f.path);
       else if (f.previous?.size === 0) {
         await target.writeFile(f.path, Buffer.alloc(0), { mode: f.previous.mode });
@@ -459,7 +517,14 @@ export async function undoCopy(target: Host, record: CopyRecord): Promise<void> 
   for (const d of [...record.createdDirs].reverse()) await target.run(['rmdir', '--', d]).catch(() => undefined);
 }
 
-/** After a successful handoff: drop the backups `overwrite` kept. */
-export async function discardBackups(target: Host, record: CopyRecord): Promise<void> {
-  for (const f of record.files) if (f.backup) await target.remove(f.backup);
+/** Where a replaced file is kept until the handoff is verified (`tag`: the copy's). */
+export function backupName(file: string, tag: string): string {
+  return `${file}.ah-backup-${tag}`;
+}
+
+/** After a verified handoff: drop the backups of files as an earlier handoff left them (forced ones stay). Returns those kept. */
+export async function discardBackups(target: Host, record: CopyRecord): Promise<string[]> {
+  const replaced = record.files.filter((f) => f.action === 'replaced' && f.backup);
+  if (replaced.length > 0) await target.run(['rm', '-f', '--', ...replaced.map((f) => f.backup!)]);
+  return record.files.filter((f) => f.action === 'overwritten' && f.backup).map((f) => f.backup!);
 }

@@ -7,6 +7,7 @@ import { LocalHost } from '../../src/host/local.js';
 import type { RunOptions } from '../../src/host/host.js';
 import { copyUnit, destinationUnder, discardBackups, remotePrefixHash, undoCopy, verifyCopy, type CopyEntry } from '../../src/transcript/copy.js';
 import { buildRewritePlan, rewriteBuffer } from '../../src/transcript/rewrite.js';
+import { recordLeft } from '../../src/transcript/left-ledger.js';
 import { createHash } from 'node:crypto';
 
 const temps: string[] = [];
@@ -208,9 +209,85 @@ describe('copyUnit between two hosts', () => {
     expect(fs.readFileSync(main)).toEqual(rewritten(LINES.join('')));
     await undoCopy(w.target, rec);
     expect(fs.readFileSync(main)).toEqual(diverged);
+    // a forced backup holds someone else's writes: it stays after the handoff, and is reported
     const rec2 = await copyUnit({ source: w.source, target: w.target, entries: [entries[0]!], targetRoot: root, plan, overwrite: true, tag: 't2' });
-    await discardBackups(w.target, rec2);
-    expect(fs.existsSync(`${main}.ah-backup-t2`)).toBe(false);
+    expect(await discardBackups(w.target, rec2)).toEqual([`${main}.ah-backup-t2`]);
+    expect(fs.readFileSync(`${main}.ah-backup-t2`)).toEqual(diverged);
+  });
+
+  describe('a session coming back to a file that an earlier handoff left', () => {
+    // laptop's file left for vega; vega's agent rewrote its first line in place (omp's padded
+    // title) and appended a turn; the copy coming back is no continuation of what laptop holds.
+    const there = buildRewritePlan({ repo: { source: ['/src/repo'], target: '/dst/wt' } });
+    const back = buildRewritePlan({ repo: { source: ['/dst/wt'], target: '/src/repo' } });
+    const title = (t: string) => `{"type":"title","title":"${t}","pad":"${' '.repeat(40 - t.length)}"}\n`;
+
+    async function leftAndRewritten() {
+      const w = world();
+      const home = path.join(w.src, 'agent');
+      const original = put(path.join(home, 'sessions/s.jsonl'), title('first') + '{"cwd":"/src/repo"}\n');
+      const away = path.join(w.dst, 'agent');
+      const out = await copyUnit({ source: w.source, target: w.target, entries: [{ ...original, dest: 'sessions/s.jsonl' }], targetRoot: away, plan: there });
+      const ledger = path.join(w.src, 'state', 'left');
+      await recordLeft(w.source, ledger, out.files.map((f) => ({ ...f.source!, handoff: 'h1', to: 'vega', at: '2026-12-01T10:00:00Z' })));
+      const onVega = path.join(away, 'sessions/s.jsonl');
+      const body = fs.readFileSync(onVega, 'utf8').split('\n').slice(1).join('\n');
+      fs.writeFileSync(onVega, title('second turn') + body + '{"turn":"on vega"}\n');
+      const coming = { ...put(onVega, fs.readFileSync(onVega), 0o600, MTIME + 60_000), dest: 'sessions/s.jsonl' };
+      return { w, home, laptopFile: path.join(home, 'sessions/s.jsonl'), ledger, coming };
+    }
+
+    it('replaces a file byte-identical to what left, keeping a backup until verified', async () => {
+      const { w, home, laptopFile, ledger, coming } = await leftAndRewritten();
+      const before = fs.readFileSync(laptopFile);
+      const rec = await copyUnit({ source: w.target, target: w.source, entries: [coming], targetRoot: home, plan: back, ledgerDir: ledger, tag: 'b1' });
+      expect(rec.files[0]).toMatchObject({ action: 'replaced', backup: `${laptopFile}.ah-backup-b1`, previous: { size: before.length } });
+      const now = fs.readFileSync(laptopFile, 'utf8');
+      expect(now.startsWith(title('second turn'))).toBe(true);
+      expect(now).toContain('{"cwd":"/src/repo"}');
+      expect(now.endsWith('{"turn":"on vega"}\n')).toBe(true);
+      expect(modeOf(laptopFile)).toBe(0o600);
+      expect(fs.statSync(laptopFile).mtimeMs).toBe(MTIME + 60_000);
+      expect(modeOf(`${laptopFile}.ah-backup-b1`)).toBe(0o600);
+      expect(fs.readFileSync(`${laptopFile}.ah-backup-b1`)).toEqual(before);
+      // undone (a failed handoff): the file as it was left is back
+      await undoCopy(w.source, rec);
+      expect(fs.readFileSync(laptopFile)).toEqual(before);
+      // verified: the backup goes, nothing is reported kept
+      const again = await copyUnit({ source: w.target, target: w.source, entries: [coming], targetRoot: home, plan: back, ledgerDir: ledger, tag: 'b2' });
+      expect(again.files[0]!.action).toBe('replaced');
+      expect(await discardBackups(w.source, again)).toEqual([]);
+      expect(fs.readdirSync(path.dirname(laptopFile))).toEqual(['s.jsonl']);
+    });
+
+    it('refuses a file that changed since it was left, naming both sizes and mtimes, and changes nothing', async () => {
+      const { w, home, laptopFile, ledger, coming } = await leftAndRewritten();
+      // someone resumed the old session on laptop meanwhile
+      fs.appendFileSync(laptopFile, '{"turn":"on laptop too"}\n');
+      const before = fs.readFileSync(laptopFile);
+      const err = await copyUnit({ source: w.target, target: w.source, entries: [coming], targetRoot: home, plan: back, ledgerDir: ledger }).catch((e: unknown) => e);
+      expect((err as HandoffError).code).toBe('session_conflict');
+      const msg = (err as HandoffError).message;
+      expect(msg).toContain(laptopFile);
+      expect(msg).toContain(`${before.length} bytes`);
+      expect(msg).toContain(`the session being sent is ${fs.statSync(coming.source).size} bytes, modified 2026-11-30T16:02:13Z`);
+      expect(msg).toContain('changed since handoff h1 took the session to vega');
+      expect((err as HandoffError).fix).toContain('--overwrite');
+      expect(fs.readFileSync(laptopFile)).toEqual(before);
+      expect(fs.readdirSync(path.dirname(laptopFile))).toEqual(['s.jsonl']);
+    });
+
+    it('a ledger entry for another path, or one that does not parse, does not count', async () => {
+      const { w, home, laptopFile, ledger, coming } = await leftAndRewritten();
+      const name = fs.readdirSync(ledger)[0]!;
+      const entry = JSON.parse(fs.readFileSync(path.join(ledger, name), 'utf8')) as Record<string, unknown>;
+      fs.writeFileSync(path.join(ledger, name), JSON.stringify({ ...entry, path: `${laptopFile}x` }) + '\n');
+      const err = await copyUnit({ source: w.target, target: w.source, entries: [coming], targetRoot: home, plan: back, ledgerDir: ledger }).catch((e: unknown) => e);
+      expect((err as HandoffError).code).toBe('session_conflict');
+      fs.writeFileSync(path.join(ledger, name), '{not json\n');
+      const err2 = await copyUnit({ source: w.target, target: w.source, entries: [coming], targetRoot: home, plan: back, ledgerDir: ledger }).catch((e: unknown) => e);
+      expect((err2 as HandoffError).code).toBe('session_conflict');
+    });
   });
 
   it('undo removes created files and the folders it made, but not folders that were there', async () => {

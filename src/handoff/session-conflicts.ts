@@ -1,0 +1,22 @@
+// Before the agent is quit: refuse a handoff whose session would meet, on the target, a file that
+// an earlier handoff left there and that changed since (someone resumed the old session there).
+// A file as it was left is replaced by the copy; a file no handoff recorded is judged by the copy
+// itself (it may be continued by the session being sent).
+import type { UnitEntry } from '../../adapters/adapter.js';
+import { destinationUnder, sessionConflict } from '../transcript/copy.js';
+import { ledgerDir, readLeft } from '../transcript/left-ledger.js';
+import { hostStateDir } from './marker.js';
+import type { Side } from './sides.js';
+
+/** One program on the target (the ledger and the files' hashes); a stat more only to name a conflict. */
+export async function refuseChangedSessionFiles(target: Pick<Side, 'host' | 'info'>, configRoot: string, unit: readonly UnitEntry[]): Promise<void> {
+  const dests = unit.map((e) => destinationUnder(configRoot, e.dest));
+  const states = await readLeft(target.host, ledgerDir(hostStateDir(target.info)), dests);
+  for (const [i, state] of states.entries()) {
+    if (!state.left || state.sha256Now === null || state.sha256Now === state.left.sha256) continue;
+    const file = dests[i]!;
+    const e = unit[i]!;
+    const now = await target.host.stat(file);
+    throw sessionConflict(target.host, { file, there: { size: now?.size ?? 0, mtimeMs: now?.mtimeMs ?? 0 }, sending: { size: e.size, mtimeMs: e.mtimeMs }, left: state.left }, 'it changed since it was left there');
+  }
+}
