@@ -42,7 +42,8 @@ export async function restartAtSource(herdr: HerdrClient, rec: Extract<HandoffRe
   try {
     // The pane must be back at its shell (it is, after a quit; wait briefly if not).
     await pollUntil(async () => ((await paneAtShell(herdr, rec.pane)) ? true : undefined), { timeoutMs: 5_000 });
-    const taken = new Set((await herdr.agentList()).map((a) => a.name).filter((n): n is string => !!n));
+    // The pane's own entry is the agent that quit (herdr may not have caught up yet): its name is ours.
+    const taken = new Set((await herdr.agentList()).filter((a) => a.pane_id !== rec.pane).map((a) => a.name).filter((n): n is string => !!n));
     const name = rec.name && !taken.has(rec.name) ? rec.name : uniqueAgentName(rec.name ?? `${rec.agentKind}`, taken);
     await herdr.agentStart(name, rec.agentKind, rec.pane, rec.restartArgs, 30_000).catch((err: unknown) => {
       // A start that times out on a screen still leaves the agent running in the pane.
