@@ -164,6 +164,7 @@ export const codex: Adapter = {
     trust: [/Trust this folder\?/, /Trust and continue/],
     trustAccept: 'Trust and continue',
     login: [/Sign in with ChatGPT/, /Welcome to Codex, OpenAI's command-line coding agent/, /Choose how you want to use Codex/],
-    hook_review: [/Hooks need review/],
+    // Real codex 0.171: "⚠ 1 hook needs review before it can run" (keys: t trust all, enter review, esc close).
+    hook_review: [/Hooks need review/i, /\bhooks? needs? review\b/i],
   }),
 };

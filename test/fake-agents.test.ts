@@ -501,7 +501,7 @@ describe.concurrent('fake agents', () => {
     const cl = start('claude', [], r, { HOME: homes.claude! });
     await waitFor(cl, 'Select login method:');
     const cx = start('codex', [], r, { HOME: homes.codex! });
-    await waitFor(cx, 'Hooks need review');
+    await waitFor(cx, '1 hook needs review before it can run');
     const om = start('omp', [], r, { HOME: homes.omp! });
     await waitFor(om, 'Setup step 1 of 5');
     keys(om, 'Escape');

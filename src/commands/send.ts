@@ -24,7 +24,7 @@ const PlanJson = z.object({
   id: z.string(),
   agent: z.object({ target: z.string(), name: z.string().nullable(), pane: z.string(), status: z.string(), argv: z.array(z.string()), pid: z.number() }),
   kind: z.string(),
-  session: z.object({ id: z.string(), via: z.enum(['herdr', 'option', 'guess']), files: z.number(), bytes: z.number() }),
+  session: z.object({ id: z.string(), via: z.enum(['herdr', 'option', 'handoff', 'guess']), files: z.number(), bytes: z.number() }),
   transcript: z.string(),
   source: z.object({ host: z.string(), repo: z.string(), cwd: z.string(), relative_cwd: z.string(), branch: z.string().nullable(), head: z.string(), dirty: z.boolean(), changed_files: z.array(z.string()), remotes: z.array(z.string()) }),
   target: z.object({

@@ -16,6 +16,7 @@ import { placementIntent, sessionIntent } from './intents.js';
 import { hostStateDir, markerPath, writeMarker } from './marker.js';
 import { destinationUnder, discardBackups, lookAtDestinations, remotePrefixHash, undoCopy, type CopyRecord, type DestinationLook } from '../transcript/copy.js';
 import { ledgerDir, recordLeft } from '../transcript/left-ledger.js';
+import { handleOf, recordStarted, startedDir } from './started-agents.js';
 import type { Host } from '../host/host.js';
 import type { Journal } from './journal.js';
 import { cwdIn, type Plan } from './plan.js';
@@ -222,8 +223,9 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       id: plan.id,
       controller: os.hostname(),
       pid: process.pid,
-      from: source.host.label,
-      to: target.host.label,
+      // Read on the target, where the controller's ssh aliases mean nothing: the addresses.
+      from: source.host.address,
+      to: target.host.address,
       agent: agent.name ?? agent.pane_id,
       kind: plan.kind,
       started: new Date().toISOString(),
@@ -268,7 +270,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         // What left the source, recorded there: when the session comes back, a copy still as it
         // left is ours to replace (agents that rewrite files in place).
         const at = new Date().toISOString();
-        await recordLeft(source.host, ledgerDir(hostStateDir(source.info)), out.files.flatMap((f) => (f.source ? [{ ...f.source, handoff: plan.id, to: target.host.label, at }] : [])));
+        await recordLeft(source.host, ledgerDir(hostStateDir(source.info)), out.files.flatMap((f) => (f.source ? [{ ...f.source, handoff: plan.id, to: target.host.address, at }] : [])));
         return { out, sessionPlacement };
       });
     const plannedWorktree = plan.placement.worktree;
@@ -301,6 +303,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       record({ kind: 'integration', target: adapter.integration });
       return true;
     });
+    const startedMs = Date.now();
     const started = await step('start', `starting ${plan.kind} on ${target.host.label}`, async () => {
       const taken = new Set((await target.herdr.agentList()).map((a) => a.name).filter((n): n is string => !!n));
       const repoName = placement.repo.split('/').pop() ?? 'repo';
@@ -335,6 +338,17 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         target.host.remove(markerFile).catch(() => undefined),
         // Verified: the backups of files replaced as they were left go; forced ones stay.
         discardBackups(target.host, copied).then((kept) => (backupsKept = kept)),
+        // The target knows from now on which session this agent resumed (see started-agents.ts).
+        recordStarted(target.host, startedDir(targetState), {
+          pane: started.pane,
+          workspace: started.workspace,
+          name: started.name,
+          kind: plan.kind,
+          handle: handleOf(plan.kind, sessionPlacement.handle),
+          cwd: targetCwd,
+          startedMs,
+          handoff: plan.id,
+        }).catch(() => undefined),
       ]);
       record({ kind: 'stash', stashed: s.stashed, stash: s.stash });
       return s;

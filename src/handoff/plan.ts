@@ -17,6 +17,8 @@ import type { SendOptions } from './options.js';
 import { refuseChangedSessionFiles } from './session-conflicts.js';
 import type { Side, Sides } from './sides.js';
 import { agentStartedAt } from './process-age.js';
+import { hostStateDir } from './marker.js';
+import { isOurAgent, readStarted, startedDir } from './started-agents.js';
 import { sleep } from '../sleep.js';
 import { FIND_PROGRAM_FN } from '../host/find-program.js';
 
@@ -32,7 +34,7 @@ export interface Plan {
   cwd: string;
   session: SessionRef;
   /** How the session was found. */
-  sessionVia: 'herdr' | 'option' | 'guess';
+  sessionVia: 'herdr' | 'option' | 'handoff' | 'guess';
   /** herdr's handle at the source (to resume there after a failure). */
   sourceHandle: string;
   snapshot: Snapshot;
@@ -102,8 +104,13 @@ async function findSession(side: Side, adapter: Adapter, agent: AgentInfo, opts:
   if (agent.agent_session) {
     return { ref: await adapter.locate(side.host, { kind: agent.agent_session.kind, value: agent.agent_session.value }, ctx), via: 'herdr' };
   }
-  // Only a guess needs the agent's start time (a `ps` on the source).
-  const startedAtMs = await agentStarted();
+  // Only now is the agent's start time needed (a `ps` on the source).
+  const [startedAtMs, ours] = await Promise.all([agentStarted(), readStarted(side.host, startedDir(hostStateDir(side.info)), agent.pane_id)]);
+  // An agent this tool started there: the session it resumed is known, whatever herdr's hook did.
+  if (ours && isOurAgent(ours, { kind: adapter.kind, cwd, processStartedMs: startedAtMs })) {
+    const ref = await adapter.locate(side.host, ours.handle, ctx).catch(() => null);
+    if (ref) return { ref, via: 'handoff' };
+  }
   try {
     return { ref: await adapter.guess(side.host, { cwd, startedAtMs, ctx }), via: 'guess' };
   } catch (err) {

@@ -231,6 +231,34 @@ describe('send --from', () => {
   }, 90_000);
 });
 
+describe('an agent this tool started', () => {
+  it('comes back with the session the handoff recorded, though herdr never learnt it (codex with its hook left for review)', async () => {
+    const p = makeProject(world, 'modes-own');
+    const name = `own-${suffix()}`;
+    await startIdle(laptop, 'codex', p.laptop, name);
+    // On vega, codex holds herdr's new hook for review: the hook does not run, herdr learns no id.
+    const r = await withAgentControl(vega, path.join(vega.home, '.codex', 'fake-agent.json'), { hookReview: true, onlyIn: [p.vega] }, () => send([name, 'vega', '--no-focus']));
+    expectOk(r);
+    expect(r.json.waiting_for_user).toContain('hook_review');
+    const moved = r.json.target_agent!;
+    // The user closes the review on vega and goes on; codex writes nothing meanwhile.
+    await waitForScreen(world, vega, moved.pane, 'the hook review on vega', (t) => t.includes('1 hook needs review before it can run'), 15_000);
+    await herdrOk(world, vega, ['pane', 'send-keys', moved.pane, 'escape']);
+    await waitForScreen(world, vega, moved.pane, 'codex going on without its hook', (t) => t.includes(`cwd: ${p.vega}`), 15_000);
+    const onVega = await waitFor('codex idle on vega', async () => {
+      const a = (await agentList(vega)).find((x) => x.pane_id === moved.pane);
+      return a && a.agent_status === 'idle' ? a : undefined;
+    }, 15_000);
+    expect(onVega.agent_session ?? null).toBeNull();
+
+    const back = await send([moved.name, '--from', 'vega', '--no-focus']);
+    expectOk(back);
+    const sessionOf = (j: SendJson) => (j.plan as unknown as { session: { via: string; id: string } }).session;
+    expect(sessionOf(back.json)).toEqual(expect.objectContaining({ via: 'handoff', id: sessionOf(r.json).id }));
+    expect(back.json.target_worktree).toBe(p.laptop);
+  }, 120_000);
+});
+
 describe('send --self', () => {
   it('is refused from the agent\'s own pane without --self; with --self a helper moves it after its turn', async () => {
     const p = makeProject(world, 'modes-self');

@@ -46,6 +46,8 @@ export interface Launch {
   extraArgs: string[];
   /** Lines shown above the conversation (e.g. grok's "found locally" notice). */
   notices: string[];
+  /** Its hooks were left unreviewed (codex): herdr's hook never runs, so nothing is reported. */
+  hooksSkipped?: boolean;
 }
 
 export interface LaunchContext {
@@ -101,7 +103,7 @@ export async function runAgent(def: AgentDefinition, argv: string[]): Promise<vo
   let reporter: HerdrReporter | undefined;
   try {
     const launch = await def.launch({ argv, root, control, tui });
-    reporter = new HerdrReporter(def.kind, def.integrationFile(root));
+    reporter = new HerdrReporter(def.kind, launch.hooksSkipped ? '' : def.integrationFile(root));
     const start = launch.resumed ? 'resume' : 'startup';
     if (def.fullLifecycle) {
       reporter.state('idle');

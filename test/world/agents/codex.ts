@@ -234,14 +234,18 @@ async function launch(ctx: LaunchContext): Promise<Launch> {
       saveTrust(configFile, main);
     }
   }
+  // Real codex 0.171 holds a hook it has not seen (herdr's, once installed) for review: the hook
+  // does not run until trusted, so herdr learns no session id (`esc` goes on without it).
+  let hooksSkipped = false;
   if (control.hookReview) {
     const r = await tui.menu({
-      lines: ['Hooks need review', '', 'This folder defines hooks that run commands on your machine.', 'Review them before Codex runs them.'],
-      options: ['Trust these hooks', 'Continue without hooks'],
+      lines: ['⚠ 1 hook needs review before it can run', '', 'A hook in hooks.json runs commands on your machine when Codex starts.'],
+      options: ['Review (enter)', 'Trust all hooks (t)', 'Close (esc)'],
       marker: '›',
       numbered: true,
+      footer: ['t trust all · enter review · esc close'],
     });
-    if ('key' in r) throw new AgentExit(1);
+    hooksSkipped = !('index' in r) || r.index !== 1;
   }
 
   let cwd = here;
@@ -280,7 +284,7 @@ async function launch(ctx: LaunchContext): Promise<Launch> {
     const { dir, stamp } = rolloutStamp(now);
     session = new CodexSession(id, path.join(root, 'sessions', ...dir, `rollout-${stamp}-${id}.jsonl`), root, cwd);
   }
-  return { session, cwd, resumed: resumeMode, prompt: pos[0], extraArgs: [...args.extra, ...pos.slice(1)], notices: [] };
+  return { session, cwd, resumed: resumeMode, prompt: pos[0], extraArgs: [...args.extra, ...pos.slice(1)], notices: [], hooksSkipped };
 }
 
 export const codex: AgentDefinition = {
