@@ -124,7 +124,8 @@ export type ListedAgent = z.infer<typeof ListedAgent>;
 export const ListResult = z.object({
   ok: z.literal(true),
   command: z.literal('list'),
-  host: z.string(),
+  host: z.string().describe('The machine as the user named it: `local`, or the ssh target as typed.'),
+  address: z.string().describe('Where it is: `local`, or the resolved user@host[:port].'),
   agents: z.array(ListedAgent),
 });
 export type ListResult = z.infer<typeof ListResult>;

@@ -34,5 +34,5 @@ export async function listAgents(host: Host, opts: { thisPane?: string } = {}): 
   const [agents, moved] = await Promise.all([listing, movedNotes(host, stateDir({ HOME: info.home, ...(info.loginEnv.XDG_STATE_HOME ? { XDG_STATE_HOME: info.loginEnv.XDG_STATE_HOME } : {}) }))]);
   // HERDR_PANE_ID names a pane of *this* machine's herdr; it says nothing about another host's panes.
   const thisPane = host.kind === 'local' ? opts.thisPane : undefined;
-  return { ok: true, command: 'list', host: host.label, agents: agents.map((a) => describeAgent(a, thisPane, moved)) };
+  return { ok: true, command: 'list', host: host.label, address: host.address, agents: agents.map((a) => describeAgent(a, thisPane, moved)) };
 }

@@ -26,9 +26,10 @@ const PlanJson = z.object({
   kind: z.string(),
   session: z.object({ id: z.string(), via: z.enum(['herdr', 'option', 'handoff', 'guess']), files: z.number(), bytes: z.number() }),
   transcript: z.string(),
-  source: z.object({ host: z.string(), repo: z.string(), cwd: z.string(), relative_cwd: z.string(), branch: z.string().nullable(), head: z.string(), dirty: z.boolean(), changed_files: z.array(z.string()), remotes: z.array(z.string()) }),
+  source: z.object({ host: z.string().describe('the machine as the user named it (`local`, an ssh alias, user@host)'), address: z.string().describe('where it is: `local` or the resolved user@host[:port]'), repo: z.string(), cwd: z.string(), relative_cwd: z.string(), branch: z.string().nullable(), head: z.string(), dirty: z.boolean(), changed_files: z.array(z.string()), remotes: z.array(z.string()) }),
   target: z.object({
-    host: z.string(),
+    host: z.string().describe('the machine as the user named it (`local`, an ssh alias, user@host)'),
+    address: z.string().describe('where it is: `local` or the resolved user@host[:port]'),
     repo: z.string(),
     other_checkouts: z.array(z.string()),
     integration: z.string(),
@@ -95,6 +96,7 @@ export function planJson(plan: Plan, sides: Sides): PlanJson {
     transcript: plan.session.file,
     source: {
       host: sides.source.host.label,
+      address: sides.source.host.address,
       repo: plan.snapshot.repoRoot,
       cwd: plan.cwd,
       relative_cwd: plan.snapshot.relativeCwd,
@@ -106,6 +108,7 @@ export function planJson(plan: Plan, sides: Sides): PlanJson {
     },
     target: {
       host: sides.target.host.label,
+      address: sides.target.host.address,
       repo: p.repo,
       other_checkouts: plan.otherCheckouts,
       integration: plan.targetIntegration?.status ?? 'unknown',
@@ -247,7 +250,8 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
       const moved = await recordMoved(sides.source.host, stateOnSource, {
         kind: plan.kind,
         session: plan.session.id,
-        to: sides.target.host.label,
+        // A note kept on the source machine, read by whoever lists it: the address, not an alias.
+        to: sides.target.host.address,
         target_path: plan.sessionPlacement.file,
         at: new Date().toISOString(),
         handoff: id,

@@ -10,7 +10,7 @@ import { stateDir } from '../handoff/journal.js';
 
 const Memory = z.object({
   version: z.literal(1),
-  /** Host label (user@host:port, or local) → remote key → the checkouts found there, best first. */
+  /** Host address (user@host:port, or local; not the alias typed) → remote key → the checkouts found there, best first. */
   hosts: z.record(z.string(), z.record(z.string(), z.array(z.string()))),
 });
 type Memory = z.infer<typeof Memory>;

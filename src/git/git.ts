@@ -42,7 +42,7 @@ export function gitFailed(host: Host, cwd: string, args: readonly string[], r: R
   const missing = r.exitCode === 127;
   return new HandoffError(missing ? 'git_missing' : 'git_failed', missing ? `git is not installed on ${host.label}.` : `\`git ${sub}\` failed in ${cwd} on ${host.label}: ${detail}`, {
     fix: missing ? `Install git on ${host.label}.` : 'See the message from git above; fix the repository state and retry.',
-    details: { host: host.label, cwd, args: [...args], exitCode: r.exitCode, stderr: r.stderr.slice(-2000) },
+    details: { host: host.label, address: host.address, cwd, args: [...args], exitCode: r.exitCode, stderr: r.stderr.slice(-2000) },
   });
 }
 

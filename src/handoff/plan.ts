@@ -260,7 +260,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     // The checkouts this machine found there last time are checked now. Without them the target's
     // cache and config are read first; with them, only once the answer is known (to bring the
     // cache up to date): two programs fewer there while the plan's own programs run.
-    const remembered = searching && remotes[0] ? recallCheckouts(sides.target.host.label, remotes[0].key) : [];
+    const remembered = searching && remotes[0] ? recallCheckouts(sides.target.host.address, remotes[0].key) : [];
     if (remembered.length > 0) precheckRemembered(sides.target.host, remotes, layout.branch, remembered);
     else if (searching) warmDiscovery(sides.target.host);
     // The checkout the cache names is most likely the answer: what placing there needs is read
@@ -365,7 +365,7 @@ function keepDiscovery(sides: Sides, found: DiscoverResult, remotes: readonly Re
   sides.background(found.saved);
   const key = remotes[0]?.key;
   if (dryRun || found.via === 'dir' || !key) return;
-  sides.background(rememberCheckouts(sides.target.host.label, key, found.checkouts.map((c) => c.path)));
+  sides.background(rememberCheckouts(sides.target.host.address, key, found.checkouts.map((c) => c.path)));
 }
 
 async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayout, remotes: RemoteOfRepo[]): Promise<{ discovery: DiscoverResult | null; targetRepo: string; otherCheckouts: string[]; newBranch: boolean }> {

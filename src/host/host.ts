@@ -92,11 +92,22 @@ export interface WriteOptions {
   mode?: number;
 }
 
+/** Part of a file: from byte `start` (0-based), `length` bytes (absent: to the end). */
+export interface ByteRange {
+  start: number;
+  length?: number;
+}
+
 export interface Host {
   /** 'local' or 'ssh'. */
   readonly kind: 'local' | 'ssh';
-  /** Human label for messages: 'local' or 'user@host:port'. */
+  /**
+   * Human label for messages, progress and stash messages: 'local', or the target as the user
+   * typed it (the ssh alias `vega`, `user@host`, `ssh://user@host:port`).
+   */
   readonly label: string;
+  /** Where it really is: 'local', or the resolved `user@host[:port]` (for details and records). */
+  readonly address: string;
 
   /**
    * Run a program by argv — never through a shell on this side; on ssh the argv is encoded so
@@ -106,8 +117,11 @@ export interface Host {
    */
   run(argv: readonly string[], opts?: RunOptions): Promise<RunResult>;
 
-  /** Stream a file's bytes. Rejects with `HostError` code `not_found` when it does not exist. */
-  readStream(path: string): Promise<Readable>;
+  /**
+   * Stream a file's bytes (from byte `range.start`, at most `range.length` of them). Rejects with
+   * `HostError` code `not_found` when it does not exist.
+   */
+  readStream(path: string, range?: ByteRange): Promise<Readable>;
   /** Whole small file. */
   readFile(path: string): Promise<Buffer>;
   /**

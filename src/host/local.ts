@@ -6,7 +6,7 @@ import net from 'node:net';
 import { Readable, type Duplex, type Writable } from 'node:stream';
 import { execa } from 'execa';
 import { HostError } from '../errors.js';
-import type { DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResult, WriteOptions } from './host.js';
+import type { ByteRange, DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResult, WriteOptions } from './host.js';
 import { LOGIN_ENV_VARS } from './host.js';
 import { loginPathWithExtras } from './login-path.js';
 
@@ -37,6 +37,7 @@ export interface LocalHostOptions {
 export class LocalHost implements Host {
   readonly kind = 'local' as const;
   readonly label = 'local';
+  readonly address = 'local';
   private readonly commandTimeoutMs: number;
   private readonly env: NodeJS.ProcessEnv;
   private infoPromise: Promise<HostInfo> | undefined;
@@ -96,13 +97,17 @@ export class LocalHost implements Host {
     return { exitCode: r.exitCode, stdout: opts.stdout ? '' : String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), durationMs };
   }
 
-  async readStream(p: string): Promise<Readable> {
+  async readStream(p: string, range?: ByteRange): Promise<Readable> {
     const handle = await fs.open(p, 'r').catch((err: unknown) => {
       throw isErrno(err, 'ENOENT') ? notFound(p, err) : err;
     });
+    if (range?.length === 0) {
+      await handle.close();
+      return Readable.from([]);
+    }
     // The FileHandle owns the fd: a stream built on a bare fd would leave the handle to close it
     // again on garbage collection (EBADF).
-    return handle.createReadStream({ autoClose: true });
+    return handle.createReadStream({ autoClose: true, ...(range ? { start: range.start, ...(range.length !== undefined ? { end: range.start + range.length - 1 } : {}) } : {}) });
   }
 
   async readFile(p: string): Promise<Buffer> {

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { PassThrough, Readable, type Duplex, type Writable } from 'node:stream';
 import type { Client, ClientChannel, SFTPWrapper, Stats } from 'ssh2';
 import { HostError } from '../errors.js';
-import type { DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResult, WriteOptions } from './host.js';
+import type { ByteRange, DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResult, WriteOptions } from './host.js';
 import { makeLoginProbe } from './login-env.js';
 import { loginPathWithExtras } from './login-path.js';
 import { buildHeader, EXEC_COMMAND, StartMarkFilter, type HeaderSpec } from './remote-command.js';
@@ -127,6 +127,8 @@ function killChannel(ch: ClientChannel, signal: 'KILL' | 'TERM' = 'KILL'): void 
 // Scripts run by /bin/sh through the header with positional arguments, never interpolated.
 // The start mark ("$2" / "$3") goes out once the file is open: what follows is the file.
 const READ_SCRIPT = '[ -e "$1" ] || exit 66; exec 3<"$1" || exit 67; printf %s "$2"; exec cat <&3 3<&-';
+/** READ_SCRIPT for part of the file: $3 the first byte (1-based, for tail), $4 how many ('' = to the end). */
+const READ_RANGE_SCRIPT = '[ -e "$1" ] || exit 66; exec 3<"$1" || exit 67; printf %s "$2"; if [ -z "$4" ]; then exec tail -c "+$3" <&3 3<&-; fi; tail -c "+$3" <&3 | head -c "$4"';
 const WRITE_SCRIPT = 'umask 077; : >"$1" || exit 67; chmod -- "$2" "$1" || exit 67; printf %s "$3"; exec cat >"$1"';
 const WHICH_SCRIPT = `${FIND_PROGRAM_FN}; find_program "$1"`;
 const TOUCH_SCRIPT = '[ -e "$1" ] || exit 66; touch -a -d "$2" -- "$1" && touch -m -d "$3" -- "$1"';
@@ -144,7 +146,10 @@ interface ExecOutcome {
 
 export class SshHost implements Host {
   readonly kind = 'ssh' as const;
+  /** The target as the user typed it (`vega`, `user@host`): what messages and progress name. */
   readonly label: string;
+  /** The resolved `user@host[:port]` of the target (last hop). */
+  readonly address: string;
   /** The resolved target (last hop). */
   readonly target: ResolvedTarget;
   /** Every hop, first jump first; the target last. */
@@ -177,10 +182,11 @@ export class SshHost implements Host {
   private shellsOpening = 0;
   private readonly shellMark = `AHSH${randomBytes(8).toString('hex')}`;
 
-  private constructor(chain: ResolvedTarget[], hops: Hop[], socket: net.Socket, opts: SshHostOptions, connectMs: number) {
+  private constructor(typed: string, chain: ResolvedTarget[], hops: Hop[], socket: net.Socket, opts: SshHostOptions, connectMs: number) {
     this.chain = chain;
     this.target = chain[chain.length - 1]!;
-    this.label = hopLabel(this.target);
+    this.address = hopLabel(this.target);
+    this.label = typed.trim() || this.address;
     this.hops = hops;
     this.socket = socket;
     this.connectMs = connectMs;
@@ -235,7 +241,7 @@ export class SshHost implements Host {
     } finally {
       clearTimeout(timer);
     }
-    const host = new SshHost(chain, hops, socket!, opts, Date.now() - started);
+    const host = new SshHost(target, chain, hops, socket!, opts, Date.now() - started);
     host.warmUp();
     return host;
   }
@@ -254,6 +260,11 @@ export class SshHost implements Host {
     this.sftp().catch(ignore);
   }
 
+  /** The label, with the address when the label is an alias (`vega-slow (vega@127.0.0.1:2300)`). */
+  private get named(): string {
+    return this.label === this.address ? this.label : `${this.label} (${this.address})`;
+  }
+
   /** Local TCP port of the connection (to find it in sshd logs). */
   get localPort(): number | undefined {
     return this.socket.localPort;
@@ -266,8 +277,8 @@ export class SshHost implements Host {
   private connectionLost(err: SshError | undefined): void {
     if (this.lost) return;
     this.lost = this.closing
-      ? new HostError('connection_closed', `The connection to ${this.label} was closed.`)
-      : new HostError('connection_lost', `Lost the ssh connection to ${this.label}${err ? `: ${err.message}` : ''}.`, { fix: 'Check the network and retry.', ...(err ? { cause: err } : {}) });
+      ? new HostError('connection_closed', `The connection to ${this.named} was closed.`)
+      : new HostError('connection_lost', `Lost the ssh connection to ${this.named}${err ? `: ${err.message}` : ''}.`, { fix: 'Check the network and retry.', ...(err ? { cause: err } : {}) });
     for (const fn of this.onLost) fn(this.lost);
     this.onLost.clear();
     this.socket.destroy();
@@ -442,9 +453,10 @@ export class SshHost implements Host {
     return new HostError('io_failed', `${op} ${p} on ${this.label} failed${msg ? `: ${msg}` : ''}.`);
   }
 
-  async readStream(p: string): Promise<Readable> {
+  async readStream(p: string, range?: ByteRange): Promise<Readable> {
     const ch = await this.openExec();
-    ch.end(`${buildHeader({ argv: ['/bin/sh', '-c', READ_SCRIPT, 'sh', p, this.mark] })}\n`);
+    const argv = range ? ['/bin/sh', '-c', READ_RANGE_SCRIPT, 'sh', p, this.mark, String(range.start + 1), range.length === undefined ? '' : String(range.length)] : ['/bin/sh', '-c', READ_SCRIPT, 'sh', p, this.mark];
+    ch.end(`${buildHeader({ argv })}\n`);
     return new Promise<Readable>((resolve, reject) => {
       const errOut: Buffer[] = [];
       let exitCode: number | undefined;

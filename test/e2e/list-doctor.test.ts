@@ -57,7 +57,9 @@ describe('list', () => {
     const r = await handoff(world, world.users.laptop!, ['list', '--from', 'vega-list'], { env: { HERDR_PANE_ID: onLaptop.pane } }).finally(counted.restore);
     expect(r.code).toBe(0);
     expect(counted.proxy.connections).toBe(1);
-    expect(r.json.host).toMatch(/vega@127\.0\.0\.1/);
+    // Named as typed; where it really is comes with it.
+    expect(r.json.host).toBe('vega-list');
+    expect(r.json.address).toMatch(/^vega@127\.0\.0\.1:\d+$/);
     const agent = (r.json.agents as Record<string, unknown>[]).find((a) => a.name === 'ld-vega-pi');
     // HERDR_PANE_ID names a laptop pane: never "this pane" on vega.
     expect(agent).toMatchObject({ kind: 'pi', supported: true, this_pane: false, cwd: world.repos.vega });

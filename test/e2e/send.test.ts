@@ -65,6 +65,13 @@ describe.each(KINDS)('send %s laptop → vega', (kind) => {
     expect(out).toMatchObject({ branch: `feature-${kind}`, changes_applied: true, source_pane_at_shell: true, attach: 'herdr --remote vega' });
     expect(out.target_worktree).toBe(`${p.vega}.worktrees/feature-${kind}`);
     expect(out.source_stash).toMatchObject({ stashed: true });
+    // The target is named as typed (the alias) in the stash message, the progress and the plan;
+    // its address only where details report it.
+    const planned = out.plan as { id: string; target: { host: string; address: string } };
+    expect((out.source_stash as { note: string }).note).toContain(`(agent-handoff ${planned.id} → vega)`);
+    expect(planned.target).toMatchObject({ host: 'vega', address: `vega@127.0.0.1:${world.sshd.port}` });
+    expect(r.stderr).toContain('sending commits to vega');
+    expect(r.stderr).not.toContain('@127.0.0.1');
 
     // On vega: the agent runs in the vega checkout with its session, and shows it.
     const cwd = out.target_worktree as string;
