@@ -1,16 +1,40 @@
-// argv → command; prints exactly one JSON object on stdout (progress goes to stderr only).
+// argv → command; prints exactly one result on stdout (progress goes to stderr only): one JSON
+// object, or — when stdout is a terminal and --json was not given — the same result for a person.
+import os from 'node:os';
 import yargs, { type Argv } from 'yargs';
 import { VERSION } from './version.js';
 import { UsageError } from './errors.js';
 import { parseSendOptions } from './handoff/options.js';
 import { COMMANDS, type CommandContext } from './commands/index.js';
+import { renderForPerson } from './render/index.js';
 
-function print(result: unknown): void {
-  process.stdout.write(JSON.stringify(result) + '\n');
+/** How the result is printed: JSON (the contract), or for a person on a terminal, with or without colour. */
+export interface OutputMode {
+  human: boolean;
+  color: boolean;
+}
+
+/** The words before `--` (after it come the agent's own arguments). */
+function ownWords(argv: readonly string[]): readonly string[] {
+  const dd = argv.indexOf('--');
+  return dd < 0 ? argv : argv.slice(0, dd);
+}
+
+/** JSON unless stdout is a terminal and --json was not given; colour only then, and never with NO_COLOR. */
+export function outputMode(argv: readonly string[], stdout: { isTTY?: boolean }, env: NodeJS.ProcessEnv): OutputMode {
+  const human = stdout.isTTY === true && !ownWords(argv).includes('--json');
+  return { human, color: human && !env.NO_COLOR };
+}
+
+function print(result: unknown, mode: OutputMode): void {
+  process.stdout.write(mode.human ? renderForPerson(result, { color: mode.color, home: os.homedir() }) : JSON.stringify(result) + '\n');
 }
 
 function sendOptions(y: Argv) {
   return y
+    .example('$0 send api-claude vega', 'Move the agent api-claude to the machine vega')
+    .example('$0 send api-claude vega --dry-run', 'Plan and check only; change nothing')
+    .example('$0 send api-claude --here --new-worktree', 'Move it to a new worktree on this machine')
     .positional('agent', { type: 'string', describe: 'herdr agent name, pane id, or a unique session id prefix' })
     .positional('target', { type: 'string', describe: 'ssh target: user@host, host, ssh://user@host:port or an ~/.ssh/config alias' })
     .option('dry-run', { type: 'boolean', describe: 'Plan and check everything, change nothing' })
@@ -34,42 +58,138 @@ function sendOptions(y: Argv) {
     .option('done-when', { type: 'string', describe: 'Hand-off brief: when the work is done' });
 }
 
-/** The command line as yargs knows it; a fresh parser per call (completion reads its usage). */
-export function parserFor(argv: string[]) {
-  return yargs(argv)
+const HELP_TEXT = 'Show usage (of one command: <command> --help, or help <command>)';
+
+/** One command of the parser: yargs' command line (`send <agent> [target]`), its description (false: hidden) and its flags. */
+export interface CommandDefinition {
+  usage: string;
+  describe: string | false;
+  builder: (y: Argv) => Argv;
+}
+
+/** Every command and its flags: the one definition the parser, the help and its tests read. */
+export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = [
+  {
+    usage: 'list',
+    describe: 'List the herdr agents on this machine (or --from HOST)',
+    builder: (y) =>
+      y
+        .option('from', { type: 'string', describe: 'List the agents of HOST (over ssh) instead' })
+        .example('$0 list', 'The agents on this machine')
+        .example('$0 list --from vega', 'The agents on vega'),
+  },
+  {
+    usage: 'doctor [target]',
+    describe: 'Check this machine and the target for a handoff',
+    builder: (y) =>
+      y
+        .positional('target', { type: 'string', describe: 'ssh target to check too (user@host, host, ssh://user@host:port or an alias)' })
+        .option('from', { type: 'string', describe: 'Check HOST (over ssh) instead of this machine' })
+        .option('timeout', { type: 'number', describe: 'Seconds each check may take (default 30)' })
+        .example('$0 doctor', 'Check this machine')
+        .example('$0 doctor vega', 'Check this machine and vega'),
+  },
+  { usage: 'send <agent> [target]', describe: 'Move an agent to another machine', builder: sendOptions },
+  {
+    usage: 'recover [id]',
+    describe: 'Finish or roll back unfinished handoffs',
+    builder: (y) =>
+      y
+        .positional('id', { type: 'string', describe: 'A handoff id (or a prefix); default: every unfinished handoff' })
+        .option('rollback', { type: 'boolean', describe: 'Always roll back and restart the agent at the source' })
+        .option('timeout', { type: 'number', describe: 'Seconds each step may take (default 60)' })
+        .example('$0 recover', 'Finish or undo every unfinished handoff')
+        .example('$0 recover --rollback', 'Undo them and restart the agents at the source'),
+  },
+  { usage: 'history', describe: 'List the handoffs run from this machine', builder: (y) => y.example('$0 history', 'The handoffs, newest first') },
+  {
+    usage: 'show <id>',
+    describe: 'Show one handoff with its events',
+    builder: (y) => y.positional('id', { type: 'string', describe: 'A handoff id, or a unique prefix of one' }).example('$0 show 20261130-191926', 'One handoff with every event'),
+  },
+  { usage: 'schema', describe: 'Print the JSON Schema of every result', builder: (y) => y.example('$0 schema', 'The schemas of every result and the error codes') },
+  {
+    usage: 'completion',
+    describe: 'Print a bash or zsh completion script (not JSON): source <(agent-handoff completion)',
+    builder: (y) =>
+      y.option('shell', { type: 'string', choices: ['bash', 'zsh'], describe: 'The shell to write it for (default: from $SHELL)' }).example('source <($0 completion)', 'Load it in your shell'),
+  },
+  {
+    usage: 'help [command]',
+    describe: 'Show the usage of a command, with every flag',
+    builder: (y) => y.positional('command', { type: 'string', describe: 'The command' }).example('$0 help send', 'Every flag of send'),
+  },
+  { usage: '__run-deferred <job>', describe: false, builder: (y) => y.positional('job', { type: 'string' }) },
+];
+
+/** Every command word a person may type. */
+export const COMMAND_NAMES: readonly string[] = COMMAND_DEFINITIONS.filter((c) => c.describe !== false).map((c) => c.usage.split(' ')[0]!);
+
+/** The command a command line names (its first word, when a known command), for `command` in results. */
+export function commandNamed(argv: readonly string[]): string | null {
+  const word = ownWords(argv).find((w) => !w.startsWith('-'));
+  return word && COMMAND_NAMES.includes(word) ? word : null;
+}
+
+/** `-h`/`--help` anywhere before `--`, or the `help` command: the usage is printed, nothing runs. */
+export function wantsHelp(argv: readonly string[]): boolean {
+  const words = ownWords(argv);
+  return commandNamed(words) === 'help' || words.some((w) => w === '--help' || /^-[a-zA-Z]*h[a-zA-Z]*$/.test(w));
+}
+
+/**
+ * The command line as yargs knows it; a fresh parser per call (completion reads its usage).
+ * `help: true` is the parser of a help run: yargs' own help option, which skips the argument
+ * checks (`send --help` needs no agent) and renders the usage of the command named; its text
+ * then comes back from parse's callback. Otherwise --help is a plain flag and nothing is printed.
+ */
+export function parserFor(argv: string[], opts: { help?: boolean } = {}) {
+  const top = yargs(argv)
     .scriptName('agent-handoff')
     .parserConfiguration({ 'populate--': true })
     .version(false)
-    .help(false)
     .strict()
     .option('version', { alias: 'V', type: 'boolean', describe: 'Print the version' })
-    .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' })
-    .option('help', { alias: 'h', type: 'boolean', describe: 'Show usage (as JSON: {usage})' })
-    .command('list', 'List the herdr agents on this machine (or --from HOST)', (y) => y.option('from', { type: 'string' }))
-    .command('doctor [target]', 'Check this machine and the target for a handoff', (y) =>
-      y.positional('target', { type: 'string' }).option('from', { type: 'string' }).option('timeout', { type: 'number' }),
-    )
-    .command('send <agent> [target]', 'Move an agent to another machine', sendOptions)
-    .command('recover [id]', 'Finish or roll back unfinished handoffs', (y) =>
-      y.positional('id', { type: 'string' }).option('rollback', { type: 'boolean', describe: 'Always roll back and restart the agent at the source' }).option('timeout', { type: 'number' }),
-    )
-    .command('history', 'List the handoffs run from this machine')
-    .command('show <id>', 'Show one handoff with its events', (y) => y.positional('id', { type: 'string' }))
-    .command('schema', 'Print the JSON Schema of every result')
-    .command('completion', 'Print a bash or zsh completion script (not JSON): source <(agent-handoff completion)', (y) =>
-      y.option('shell', { type: 'string', choices: ['bash', 'zsh'], describe: 'The shell to write it for (default: from $SHELL)' }),
-    )
-    .command('__run-deferred <job>', false, (y) => y.positional('job', { type: 'string' }))
-    .fail((msg, err) => {
-      throw err ?? new UsageError(msg, 'Run `agent-handoff --help` for usage.');
-    });
+    .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' });
+  const withHelp = opts.help ? top.help('help', HELP_TEXT).alias('help', 'h') : top.help(false).option('help', { alias: 'h', type: 'boolean', describe: HELP_TEXT });
+  let parser = withHelp
+    .option('json', { type: 'boolean', describe: 'Print JSON even on a terminal (JSON is the output whenever stdout is not one)' })
+    .example('$0 list', 'The agents herdr knows here')
+    .example('$0 send api-claude vega', 'Move api-claude to vega')
+    .example('$0 help send', 'Every flag of send');
+  for (const c of COMMAND_DEFINITIONS) parser = parser.command(c.usage, c.describe as string, c.builder);
+  return parser.fail((msg, err) => {
+    const named = commandNamed(argv);
+    throw err ?? new UsageError(msg, `Run \`agent-handoff ${named && named !== 'help' ? `${named} ` : ''}--help\` for usage.`);
+  });
+}
+
+/**
+ * The usage text a help run prints: `help [command]` is `<command> --help`; a command that needs
+ * positionals gets its usage without them. `wrap`: the width (null: unwrapped; default: yargs').
+ */
+export async function usageText(argv: readonly string[], opts: { wrap?: number | null } = {}): Promise<string> {
+  let words = [...ownWords(argv)];
+  if (commandNamed(words) === 'help') {
+    const named = words.slice(words.indexOf('help') + 1).find((w) => !w.startsWith('-'));
+    if (named !== undefined && !COMMAND_NAMES.includes(named)) {
+      throw new UsageError(`Unknown command: ${named}.`, `Run \`agent-handoff help\` for the commands: ${COMMAND_NAMES.join(', ')}.`);
+    }
+    words = named ? [named, '--help'] : ['--help'];
+  }
+  const parser = parserFor(words, { help: true });
+  if (opts.wrap !== undefined) parser.wrap(opts.wrap);
+  return new Promise((resolve, reject) => {
+    void parser.parse(words, {}, (err, _args, output) => (err ? reject(err) : resolve(output)));
+  });
 }
 
 /**
  * yargs renders the whole help text each time a command is parsed, to have it at hand should the
  * command's handler fail. Ours have no handler (the command runs after the parse, and usage
- * errors come from .fail), so that render is wasted: about a tenth of a second of every start.
- * Guarded: a yargs without these internals simply renders as before.
+ * errors come from .fail), so that render is wasted. A help run never comes here (main answers
+ * it with usageText, whose parser keeps the render: it is the text printed), so the render is
+ * skipped only where nothing reads it. Guarded: a yargs without these internals renders as before.
  */
 function withoutHelpCache<T extends object>(parser: T): T {
   const internals = (parser as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } | undefined } }).getInternalMethods?.();
@@ -84,22 +204,25 @@ export async function main(argv: string[]): Promise<void> {
     await (await import('./completion.js')).printCompletions(argv.slice(1), parserFor, process.env, process.stdout);
     return;
   }
-  let command = 'unknown';
+  const mode = outputMode(argv, process.stdout, process.env);
+  // A usage error of a known command names it (`send` without an agent is a `send` error).
+  let command = commandNamed(argv) ?? 'unknown';
   let exitCode = 0;
   const ctx: CommandContext = { env: process.env, stderr: process.stderr, quiet: false };
   try {
+    if (wantsHelp(argv)) {
+      command = 'help';
+      print({ ok: true, command, usage: await usageText(argv) }, mode);
+      return;
+    }
+    // Not a help run: no help text is needed, so yargs' render of it is skipped (see withoutHelpCache).
     const parser = withoutHelpCache(parserFor(argv));
     const args = await parser.parse();
     ctx.quiet = args.quiet === true;
     const word = String(args._[0] ?? '');
-    if (args.help) {
-      command = 'help';
-      print({ ok: true, command, usage: await parser.getHelp() });
-      return;
-    }
     if (args.version) {
       command = 'version';
-      print({ ok: true, command, version: VERSION });
+      print({ ok: true, command, version: VERSION }, mode);
       return;
     }
     if (!word) throw new UsageError('No command given.', 'Run `agent-handoff list`, `agent-handoff doctor` or `agent-handoff send <agent> <target>`.');
@@ -114,20 +237,20 @@ export async function main(argv: string[]): Promise<void> {
       // Commands register their result schemas when loaded.
       await import('./commands/send.js').catch(() => undefined);
       const { ERROR_CODES, resultJsonSchemas } = await import('./result.js');
-      print({ ok: true, command, schemas: resultJsonSchemas(), error_codes: ERROR_CODES });
+      print({ ok: true, command, schemas: resultJsonSchemas(), error_codes: ERROR_CODES }, mode);
       return;
     }
     const parsed = word === 'send' ? { ...args, send: parseSendOptions(args as Record<string, unknown>) } : args;
     const run = COMMANDS[word];
     if (!run) throw new UsageError(`Unknown command: ${word}.`, 'Run `agent-handoff --help` for usage.');
     const out = await run(parsed as Record<string, unknown>, ctx);
-    print(out.result);
+    print(out.result, mode);
     exitCode = out.exitCode;
   } catch (err) {
     // Loaded only now (zod and the schemas): a `send` starts its ssh handshake before loading them.
     const { errorResult } = await import('./result.js');
     const { result, exitCode: code } = errorResult(command, err);
-    print(result);
+    print(result, mode);
     exitCode = code;
   } finally {
     process.exitCode = exitCode;

@@ -33,7 +33,7 @@ beforeAll(async () => {
 describe('completion candidates', () => {
   it('derives every command and flag from the CLI usage', () => {
     const names = data.commands.map((c) => c.name);
-    expect(names).toEqual(['list', 'doctor', 'send', 'recover', 'history', 'show', 'schema', 'completion']);
+    expect(names).toEqual(['list', 'doctor', 'send', 'recover', 'history', 'show', 'schema', 'completion', 'help']);
     const send = data.commands.find((c) => c.name === 'send')!;
     expect(send.positionals).toEqual(['agent', 'target']);
     const flags = Object.fromEntries(send.flags.map((f) => [f.name, f]));
@@ -44,13 +44,13 @@ describe('completion candidates', () => {
     expect(flags['wait-timeout']?.takesValue).toBe(true);
     expect(flags.here?.takesValue).toBe(false);
     expect(flags.focus?.negatable).toBe(true);
-    expect(data.globalFlags.map((f) => f.name)).toEqual(['version', 'quiet', 'help']);
+    expect(data.globalFlags.map((f) => f.name)).toEqual(['version', 'quiet', 'help', 'json']);
   });
 
   const cases: [string[], string[]][] = [
-    [[''], ['list', 'doctor', 'send', 'recover', 'history', 'show', 'schema', 'completion']],
+    [[''], ['list', 'doctor', 'send', 'recover', 'history', 'show', 'schema', 'completion', 'help']],
     [['s'], ['send', 'show', 'schema']],
-    [['-'], ['--version', '--quiet', '--help']],
+    [['-'], ['--version', '--quiet', '--help', '--json']],
     [['send', ''], ['reviewer', 'w3:p1', 'pi-main']],
     [['send', 're'], ['reviewer']],
     [['send', 'reviewer', ''], ['vega', 'build-box']],
@@ -64,7 +64,7 @@ describe('completion candidates', () => {
     [['send', 'reviewer', '--dry-run', '--dr'], []],
     [['send', 'reviewer', 'vega', '--', ''], []],
     [['doctor', ''], ['vega', 'build-box']],
-    [['list', '--'], ['--version', '--quiet', '--help', '--from']],
+    [['list', '--'], ['--version', '--quiet', '--help', '--json', '--from']],
     [['show', ''], ['20261130-101010-aaaa', '20261129-090909-bbbb']],
     [['recover', '2026113'], ['20261130-101010-aaaa']],
     [['recover', '--r'], ['--rollback']],

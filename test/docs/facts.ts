@@ -3,7 +3,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parserFor } from '../../src/cli.js';
+import { usageText } from '../../src/cli.js';
+import { commandsFromUsage } from '../../src/completion.js';
 import { ERROR_CODES } from '../../src/result.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -54,19 +55,14 @@ export function productCodes(): Set<string> {
 
 /** A command's usage text as `agent-handoff … --help` prints it (in-process, unwrapped: fast). */
 async function usageOf(args: string[]): Promise<string> {
-  const parser = parserFor([...args, '--help']).wrap(null);
-  await parser.parse();
-  return parser.getHelp();
+  return usageText([...args, '--help'], { wrap: null });
 }
 
-/** Every command's usage text, from the CLI (`agent-handoff <command> [args] --help`). */
+/** Every command's usage text, from the CLI (`agent-handoff <command> --help`). */
 export async function allUsage(): Promise<Record<string, string>> {
   const top = await usageOf([]);
   const out: Record<string, string> = { '': top };
-  for (const m of top.matchAll(/^\s+agent-handoff ([a-z-]+)((?: <[a-z]+>)*)/gm)) {
-    const required = (m[2] ?? '').split(' ').filter(Boolean).map(() => 'x');
-    out[m[1]!] = await usageOf([m[1]!, ...required]);
-  }
+  for (const c of commandsFromUsage(top)) out[c.name] = await usageOf([c.name]);
   return out;
 }
 
