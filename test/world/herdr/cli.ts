@@ -96,7 +96,7 @@ function intFlag(p: Parsed, name: string): number | undefined {
 
 function untilFlags(p: Parsed): string[] {
   const list = p.flags.get('--until') ?? [];
-  for (const s of list) if (!STATUSES.includes(s)) throw new Usage(`invalid --until value: ${s} (expected idle, working, blocked, done or unknown)`);
+  for (const s of list) if (!STATUSES.includes(s)) throw new Usage(`invalid agent status: ${s} (expected idle, working, blocked, done, or unknown)`);
   return list;
 }
 
@@ -218,7 +218,8 @@ async function statusServer(ctx: Ctx, args: string[]): Promise<number> {
   noExtra(p, GROUP_HELP.status ?? '');
   const target = ctx.target();
   const pong = await new Client(target, 'cli:status:server').ping();
-  const session = target.session ?? 'default';
+  // herdr 0.8.2 says null for the default session (and for HERDR_SOCKET_PATH), the name otherwise.
+  const session = target.session;
   const status = pong
     ? { status: 'running', running: true, version: pong.version, protocol: pong.protocol, capabilities: pong.capabilities ?? CAPABILITIES, compatible: pong.protocol === PROTOCOL, socket: target.socket, session, restart_needed: false }
     : { status: 'not_running', running: false, version: null, protocol: null, capabilities: null, compatible: null, socket: target.socket, session, restart_needed: false };
@@ -309,7 +310,8 @@ async function agent(ctx: Ctx, args: string[]): Promise<number> {
       const until = untilFlags(p);
       const t = intFlag(p, '--timeout');
       const wait = flag(p, '--wait') !== undefined;
-      if (!wait && (until.length > 0 || t !== undefined)) throw new Usage('--until and --timeout require --wait');
+      if (!wait && t !== undefined) throw new Usage('--timeout requires --wait');
+      if (!wait && until.length > 0) throw new Usage('--until requires --wait');
       const params: JsonObject = { target: p.pos[0], text: p.pos[1] };
       if (wait) params.wait = t === undefined ? { until } : { until, timeout_ms: t };
       return jsonCommand(ctx, 'cli:agent:prompt', 'agent.prompt', params);
@@ -328,7 +330,8 @@ function readParams(p: Parsed): JsonObject {
   const src = flag(p, '--source') ?? 'recent';
   const sources: Record<string, string> = { visible: 'visible', recent: 'recent', 'recent-unwrapped': 'recent_unwrapped', detection: 'detection' };
   const source = sources[src];
-  if (!source) throw new RawError(`Error: Custom { kind: Other, error: "invalid read source: ${src}" }`);
+  // herdr 0.8.0 let this escape as Rust debug text (exit 1); 0.8.2 says it as a usage error.
+  if (!source) throw new Usage(`invalid read source: ${src}`);
   const fmt = flag(p, '--format');
   if (fmt !== undefined && fmt !== 'text' && fmt !== 'ansi') throw new Usage(`invalid --format value: ${fmt}`);
   const ansi = fmt === 'ansi' || flag(p, '--ansi') !== undefined || flag(p, '--raw') !== undefined;
@@ -349,8 +352,10 @@ async function pane(ctx: Ctx, args: string[]): Promise<number> {
   const [verb, ...rest] = args;
   switch (verb) {
     case 'get': {
+      const usage = 'usage: herdr pane get <pane_id>';
+      if (rest.some((a) => a.startsWith('-'))) throw new Usage(usage);
       const p = parseArgs(rest, {});
-      if (p.pos.length !== 1 || p.rest) throw new Usage('usage: herdr pane get PANE');
+      if (p.pos.length !== 1 || p.rest) throw new Usage(usage);
       return jsonCommand(ctx, 'cli:pane:get', 'pane.get', { pane_id: p.pos[0] });
     }
     case 'list': {
@@ -476,7 +481,7 @@ function integration(ctx: Ctx, args: string[]): number {
     if (p.pos.length !== 1 || p.rest) throw new Usage(`usage: herdr integration ${verb} <${TARGETS.map((t) => t.spelling).join('|')}>`);
     const word = p.pos[0] ?? '';
     const t = findTarget(word);
-    if (!t) throw new Usage(`unknown integration target: ${word}\nvalid targets: ${TARGETS.map((x) => x.spelling).join(', ')}`);
+    if (!t) throw new Usage(`unknown integration target: ${word}\ncurrently supported: ${TARGETS.map((x) => x.spelling).join(', ')}`);
     return textResult(ctx.out, verb === 'install' ? integrationInstall(t, env) : integrationUninstall(t, env));
   }
   throw new Usage(GROUP_HELP.integration ?? '');
@@ -581,7 +586,7 @@ export async function main(argv: string[], out: Out = PROCESS_OUT, env: Env = pr
 async function run(argv: string[], out: Out, env: Env): Promise<number> {
   const { words, session, remote } = stripGlobals(argv);
   if (remote && words.length > 0 && !['--version', '-V', '--help', '-h'].includes(words[0] ?? '')) {
-    out.stderr('error: --remote can only be used with the default launch command\n');
+    out.stderr("error: --remote can only be used with the default launch command\nrun 'herdr --help' for usage\n");
     return 2;
   }
   const ctx: Ctx = { out, env, target: () => resolveSocket(session, env) };

@@ -21,7 +21,7 @@ function root(env: Env, override: string, ...rel: string[]): string {
 
 const home = (env: Env, ...rel: string[]): string => path.join(homeDir(env), ...rel);
 
-/** In herdr's order (0.8.0 versions). */
+/** In herdr's order (0.8.0 versions; qwen as listed by 0.8.2). */
 export const TARGETS: Target[] = [
   { spelling: 'pi', kind: 'pi', version: 8, file: (e) => path.join(root(e, 'PI_CODING_AGENT_DIR', '.pi', 'agent'), 'extensions', 'herdr-agent-state.ts') },
   { spelling: 'omp', kind: 'omp', version: 8, file: (e) => path.join(root(e, 'PI_CODING_AGENT_DIR', '.omp', 'agent'), 'extensions', 'herdr-omp-agent-state.ts') },
@@ -35,6 +35,7 @@ export const TARGETS: Target[] = [
   { spelling: 'kilo', kind: 'kilo', version: 4, file: (e) => home(e, '.config', 'kilo', 'plugin', 'herdr-agent-state.js') },
   { spelling: 'hermes', kind: 'hermes', version: 4, file: (e) => home(e, '.hermes', 'plugins', 'herdr-agent-state', '__init__.py') },
   { spelling: 'qodercli', kind: 'qodercli', version: 2, file: (e) => home(e, '.qoder', 'hooks', HOOK) },
+  { spelling: 'qwen', kind: 'qwen', version: 1, file: (e) => home(e, '.qwen', 'hooks', 'herdr-agent-session.sh') },
   { spelling: 'cursor', kind: 'cursor', version: 1, file: (e) => home(e, '.cursor', HOOK) },
   { spelling: 'mastracode', kind: 'mastracode', version: 2, file: (e) => home(e, '.mastracode', 'hooks', HOOK) },
   { spelling: 'antigravity-cli', kind: 'agy', version: 1, file: (e) => home(e, '.gemini', 'config', 'hooks', HOOK) },
@@ -122,7 +123,8 @@ export function integrationInstall(t: Target, env: Env): TextResult {
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, hookBody(t), { mode: 0o755 });
-    let out = `installed ${t.spelling} integration hook to ${file}\n`;
+    // pi and omp get an extension (no "hook" in herdr's line); the others a hook script.
+    let out = t.kind === 'pi' || t.kind === 'omp' ? `installed ${t.spelling} integration to ${file}\n` : `installed ${t.spelling} integration hook to ${file}\n`;
     if (t.spelling === 'claude') {
       const settingsFile = path.join(path.dirname(path.dirname(file)), 'settings.json');
       const settings = readJson(settingsFile);

@@ -16,6 +16,7 @@ const NAMED: Record<string, string> = {
   up: 'Up',
   down: 'Down',
 };
+// herdr also accepts f13 and up; tmux has no such keys, so the simulator refuses them (README).
 for (let i = 1; i <= 12; i++) NAMED[`f${i}`] = `F${i}`;
 
 const PUNCTUATION: Record<string, string> = {
@@ -35,20 +36,24 @@ const PUNCTUATION: Record<string, string> = {
 };
 
 const MODIFIERS: Record<string, 'C' | 'M' | 'S'> = { ctrl: 'C', control: 'C', alt: 'M', meta: 'M', option: 'M', shift: 'S' };
+const IGNORED_MODIFIERS = new Set(['super', 'cmd', 'hyper']);
 
 /** One key → tmux action, or null when herdr would answer `unsupported key`. */
 export function parseKey(key: string): KeyAction | null {
   if (key.length === 0) return null;
-  const alias = /^[cC]-(.)$/.exec(key);
-  const spec = alias ? `ctrl+${alias[1] ?? ''}` : key;
+  // herdr 0.8.2 knows one tmux-style alias, `C-c` (or `c-c`): `C-u`, `C-d`, `C-C` are unsupported.
+  const spec = key === 'C-c' || key === 'c-c' ? 'ctrl+c' : key;
   if ([...spec].length === 1) return { literal: spec };
   const parts = spec.split('+');
-  // "ctrl++" → modifiers then a literal '+'
-  if (spec.endsWith('++')) parts.splice(parts.length - 2, 2, '+');
   const base = parts.pop() ?? '';
+  // "ctrl++" is unsupported (herdr wants "ctrl+plus").
+  if (base === '') return null;
   const mods = new Set<'C' | 'M' | 'S'>();
   for (const m of parts) {
-    const mod = MODIFIERS[m.toLowerCase()];
+    const lower = m.toLowerCase();
+    // super/cmd/hyper are accepted by herdr; a terminal has no way to send them, nor has tmux.
+    if (IGNORED_MODIFIERS.has(lower)) continue;
+    const mod = MODIFIERS[lower];
     if (!mod) return null;
     mods.add(mod);
   }

@@ -534,11 +534,11 @@ export class SimServer {
 
   private async workspaceClose(id: string): Promise<JsonObject> {
     const w = this.wsById(id);
-    const info = this.workspaceInfo(w);
     for (const p of w.panes) p.closed = true;
     this.removeWorkspace(w);
     await this.tmux.run(['kill-session', '-t', w.tmuxSession]).catch(() => undefined);
-    return { type: 'workspace_info', workspace: { ...info, pane_count: 0, focused: false } };
+    // herdr 0.8.2 answers a close with a bare ok (0.8.0's docs: workspace_info).
+    return { type: 'ok' };
   }
 
   private removeWorkspace(w: Workspace): void {
@@ -717,26 +717,36 @@ export class SimServer {
 
   private async agentStart(p: JsonObject): Promise<JsonObject> {
     const name = str(p.name);
-    if (!/^[a-z][a-z0-9_-]{0,31}$/.test(name)) throw new HerdrError('invalid_agent_name', `invalid agent name ${name}: must match ^[a-z][a-z0-9_-]{0,31}$`);
+    if (!/^[a-z][a-z0-9_-]{0,31}$/.test(name)) throw new HerdrError('invalid_agent_name', "agent name must start with a lowercase letter and contain only lowercase letters, digits, '-' or '_' (1-32 characters)");
     const kind = canonicalKind(str(p.kind));
     if (!kind) throw new HerdrError('unsupported_agent_kind', `unsupported interactive agent kind: ${str(p.kind)}`);
-    const timeout = typeof p.timeout_ms === 'number' ? p.timeout_ms : 30000;
-    if (!(timeout > 3000 && timeout <= 300000)) throw new HerdrError('invalid_agent_timeout', `agent startup timeout must be greater than 3000 ms and at most 300000 ms, got ${timeout}`);
-    const args = strs(p.args);
-    const bad = args.find(hasControl);
-    if (bad !== undefined) throw new HerdrError('invalid_agent_argument', `agent argument contains a control character: ${JSON.stringify(bad)}`);
+    // herdr 0.8.2's order: the name, the pane, its shell, then the timeout and arguments.
+    const taken = this.allPanes().filter((x) => x.name === name && this.hosts(x));
+    if (taken.length > 0) {
+      // herdr 0.8.2's wording: each candidate as key=value fields, the status capitalised.
+      const candidates = taken.map((x) => {
+        const a = this.agentInfo(x);
+        const status = String(a.agent_status ?? 'unknown');
+        return `terminal_id=${x.terminalId} pane_id=${x.id} workspace_id=${x.ws.id} tab_id=${x.ws.id}:t1 cwd=${String(a.cwd ?? '')} status=${status.charAt(0).toUpperCase()}${status.slice(1)}`;
+      });
+      throw new HerdrError('agent_name_taken', `agent name ${name} is already used; candidates: ${candidates.join(', ')}`);
+    }
     const paneId = str(p.pane_id);
     const pane = this.allPanes().find((x) => x.id === paneId);
     if (!pane) throw new HerdrError('agent_pane_not_found', `agent target pane ${paneId} not found`);
-    const taken = this.allPanes().filter((x) => x.name === name && this.hosts(x));
-    if (taken.length > 0) throw new HerdrError('agent_name_taken', `agent name ${name} is already used by ${taken.map((x) => x.id).join(', ')}`);
     this.observeNow(pane);
-    if (this.hosts(pane)) throw new HerdrError('agent_pane_busy', `agent target pane ${paneId} already hosts an agent`);
+    // herdr 0.8.2 says the same for a pane that hosts an agent as for any busy shell.
+    if (this.hosts(pane)) throw new HerdrError('agent_pane_busy', `agent target pane ${paneId} is not an available shell`);
     const fg = pane.fg;
     const shellComm = fg?.members.find((m) => m.pid === pane.shellPid)?.name ?? '';
     if (!fg || fg.pgid !== pane.shellPid || fg.members.length !== 1 || !SHELL_NAMES.has(shellComm)) {
       throw new HerdrError('agent_pane_busy', `agent target pane ${paneId} is not an available shell`);
     }
+    const timeout = typeof p.timeout_ms === 'number' ? p.timeout_ms : 30000;
+    if (!(timeout > 3000 && timeout <= 300000)) throw new HerdrError('invalid_agent_timeout', `agent startup timeout must be greater than 3000 ms and at most 300000 ms, got ${timeout}`);
+    const args = strs(p.args);
+    const bad = args.find(hasControl);
+    if (bad !== undefined) throw new HerdrError('invalid_agent_argument', `agent argument contains a control character: ${JSON.stringify(bad)}`);
     const exe = AGENT_EXECUTABLES[kind] ?? kind;
     // Taken before typing: a command that ends at once may be reaped before the keys are acked.
     const reapedAtLaunch = readStat(pane.shellPid)?.reapedFaults ?? 0;
