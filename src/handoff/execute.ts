@@ -16,6 +16,7 @@ import { placementIntent, sessionIntent } from './intents.js';
 import { hostStateDir, markerPath, writeMarker } from './marker.js';
 import { destinationUnder, discardBackups, lookAtDestinations, remotePrefixHash, undoCopy, type CopyRecord, type DestinationLook } from '../transcript/copy.js';
 import { ledgerDir, recordLeft } from '../transcript/left-ledger.js';
+import { arrivalsDir, recordArrivals } from '../transcript/arrivals.js';
 import { handleOf, recordStarted, startedDir } from './started-agents.js';
 import type { Host } from '../host/host.js';
 import type { Journal } from './journal.js';
@@ -265,12 +266,17 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         looked.catch(() => undefined);
         record(await sessionIntent(looked, unit, sessionCopyTag(plan.id)));
         // The repository's spellings are the plan's (the snapshot below is of the same checkout and cwd).
-        const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: plan.snapshot, targetWorktree: worktree, looked, ledgerDir: ledgerDir(targetState), overwrite: opts.overwrite });
+        const sourceState = hostStateDir(source.info);
+        const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: plan.snapshot, targetWorktree: worktree, looked, ledgerDir: ledgerDir(targetState), arrivalsDir: arrivalsDir(sourceState), overwrite: opts.overwrite });
         record({ kind: 'session_copy', record: out });
         // What left the source, recorded there: when the session comes back, a copy still as it
-        // left is ours to replace (agents that rewrite files in place).
+        // left is ours to replace (agents that rewrite files in place). What arrived, recorded on
+        // the target: when it leaves again, what it still holds of that need not cross.
         const at = new Date().toISOString();
-        await recordLeft(source.host, ledgerDir(hostStateDir(source.info)), out.files.flatMap((f) => (f.source ? [{ ...f.source, handoff: plan.id, to: target.host.address, at }] : [])));
+        await Promise.all([
+          recordLeft(source.host, ledgerDir(sourceState), out.files.flatMap((f) => (f.source ? [{ ...f.source, handoff: plan.id, to: target.host.address, at }] : []))),
+          recordArrivals(target.host, arrivalsDir(targetState), out.files.flatMap((f) => (f.content ? [{ path: f.path, ...f.content, handoff: plan.id }] : []))),
+        ]);
         return { out, sessionPlacement };
       });
     const plannedWorktree = plan.placement.worktree;

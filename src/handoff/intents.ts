@@ -164,7 +164,7 @@ export async function undoSessionIntent(target: Host, intent: SessionIntent): Pr
   for (const f of intent.files) {
     const dir = path.dirname(f.path);
     const base = path.basename(f.path);
-    for (const tmp of [`.${base}.ah-${intent.tag}.tmp`, `.${base}.tail.ah-${intent.tag}.tmp`]) await target.remove(path.join(dir, tmp));
+    for (const tmp of [`.${base}.ah-${intent.tag}.tmp`, `.${base}.tail.ah-${intent.tag}.tmp`, `.${base}.head.ah-${intent.tag}.tmp`]) await target.remove(path.join(dir, tmp));
     // A file replaced whole (as an earlier handoff left it, or forced) went aside first: it comes back.
     const backup = backupName(f.path, intent.tag);
     if ((await target.stat(backup))?.type === 'file') {

@@ -18,6 +18,8 @@ export const CopyRecordSchema = z.object({
       backup: z.string().nullable(),
       replacements: z.number(),
       source: z.object({ path: z.string(), sha256: z.string(), size: z.number(), mtimeMs: z.number() }).optional(),
+      content: z.object({ size: z.number(), sha256: z.string(), headLength: z.number(), restSha256: z.string(), endsWithNewline: z.boolean() }).optional(),
+      sent: z.number().optional(),
     }),
   ),
   createdDirs: z.array(z.string()),

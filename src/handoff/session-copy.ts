@@ -42,6 +42,8 @@ export interface SessionCopyInput {
   looked?: Promise<DestinationLook>;
   /** The target's ledger of what earlier handoffs left there. */
   ledgerDir: string;
+  /** The source's ledger of what handoffs wrote there. */
+  arrivalsDir: string;
   /** Replace files that changed since they were left there (--overwrite). */
   overwrite: boolean;
 }
@@ -56,6 +58,7 @@ export async function copySessionUnit(input: SessionCopyInput): Promise<CopyReco
     plan: rewrite,
     tag: input.plan.id.slice(-8),
     ledgerDir: input.ledgerDir,
+    arrivalsDir: input.arrivalsDir,
     overwrite: input.overwrite,
     ...(input.looked ? { looked: input.looked } : {}),
   });

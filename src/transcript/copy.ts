@@ -19,7 +19,8 @@ import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
-import type { FileStat } from '../host/host.js';
+import type { ByteRange, FileStat } from '../host/host.js';
+import { arrivalVerdicts, ContentHasher, describeFile, type ContentFacts, type Verdict } from './arrivals.js';
 import { inspectFolders, makeFolders, type FolderState } from './folders.js';
 import { isAsLeft, readLeft, type LeftState } from './left-ledger.js';
 import { createRewriteStream, matcherFor, RewriteMatcher, type RewritePlan } from './rewrite.js';
@@ -49,6 +50,8 @@ export interface CopyRequest {
   overwrite?: boolean;
   /** The target's ledger of what earlier handoffs left there (left-ledger.ts): a file as it was left is replaced. */
   ledgerDir?: string;
+  /** The source's ledger of what handoffs wrote there (arrivals.ts): what it still holds of that need not be sent. */
+  arrivalsDir?: string;
   /** Distinguishes this run's temp and backup names (default: random). */
   tag?: string;
   /** The destinations as looked at just before (see lookAtDestinations), so they are not asked again. */
@@ -72,6 +75,10 @@ export interface CopiedFile {
   backup: string | null;
   /** The source file as it left (its own bytes, before the rewrite): what the source's ledger records. */
   source?: { path: string; sha256: string; size: number; mtimeMs: number };
+  /** The file as it now is on the target (what the target's arrival ledger records). */
+  content?: ContentFacts;
+  /** Bytes of this file that crossed from the source (a delta sends only what is new). */
+  sent?: number;
   /** Paths replaced by the rewriter (0 for verbatim files). */
   replacements: number;
 }
@@ -232,8 +239,8 @@ interface SourceSeen {
 }
 
 /** The (rewritten) bytes of an entry as a stream, how many replacements it made, and the source's own bytes' hash. */
-async function sourceBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry): Promise<{ stream: Readable; counted: () => number; seen: SourceSeen }> {
-  const raw = await req.source.readStream(e.source);
+async function sourceBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, part?: { range: ByteRange; padFirstLine: boolean }): Promise<{ stream: Readable; counted: () => number; seen: SourceSeen }> {
+  const raw = await req.source.readStream(e.source, part?.range);
   const hash = createHash('sha256');
   let size = 0;
   raw.on('data', (chunk: Buffer) => {
@@ -243,7 +250,7 @@ async function sourceBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEnt
   let digest: string | null = null;
   const seen = { sha256: () => (digest ??= hash.digest('hex')), size: () => size };
   if (e.verbatim) return { stream: raw, counted: () => 0, seen };
-  const rw = createRewriteStream(matcher, { padFirstLine: e.padFirstLine ?? false });
+  const rw = createRewriteStream(matcher, { padFirstLine: part ? part.padFirstLine : (e.padFirstLine ?? false) });
   raw.on('error', (err) => rw.destroy(err));
   return { stream: raw.pipe(rw), counted: () => rw.replacements, seen };
 }
@@ -317,14 +324,12 @@ class TempFile {
 async function writeWhole(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, file: string, tag: string, install?: Install) {
   const { stream, counted, seen } = await sourceBytes(req, matcher, e);
   const out = new TempFile(req.target, file, tag, e.mode & 0o7777);
-  const hash = createHash('sha256');
-  let size = 0;
+  const hash = new ContentHasher();
   let installed: boolean;
   try {
     await pipeline(stream, async (src: AsyncIterable<Buffer>) => {
       for await (const chunk of src) {
         hash.update(chunk);
-        size += chunk.length;
         await out.write(chunk);
       }
     });
@@ -333,20 +338,21 @@ async function writeWhole(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntr
     await out.abort();
     throw err;
   }
-  return { tmp: out.path, sha256: hash.digest('hex'), size, replacements: counted(), installed, source: sourceOf(e, seen) };
+  const content = hash.digest();
+  return { tmp: out.path, sha256: content.sha256, size: content.size, content, replacements: counted(), installed, source: sourceOf(e, seen) };
 }
 
 type Extend =
   | { kind: 'conflict'; reason: string }
-  | { kind: 'unchanged'; sha256: string; size: number; replacements: number; source: NonNullable<CopiedFile['source']> }
-  | { kind: 'appended'; tail: string; sha256: string; size: number; replacements: number; source: NonNullable<CopiedFile['source']> };
+  | { kind: 'unchanged'; sha256: string; size: number; content: ContentFacts; replacements: number; source: NonNullable<CopiedFile['source']> }
+  | { kind: 'appended'; tail: string; sha256: string; size: number; content: ContentFacts; replacements: number; source: NonNullable<CopiedFile['source']> };
 
 /** The target holds `have` bytes of `file`: does the (rewritten) source continue them? Sends only the rest. */
 async function extend(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, file: string, have: number, tag: string): Promise<Extend> {
   const targetHash = await remotePrefixHash(req.target, file, have);
   const { stream, counted, seen: raw } = await sourceBytes(req, matcher, e);
   const prefix = createHash('sha256');
-  const whole = createHash('sha256');
+  const whole = new ContentHasher();
   let seen = 0;
   let tail: TempFile | null = null;
   let verdict: Extend | null = null;
@@ -378,9 +384,58 @@ async function extend(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, f
   }
   if (verdict) return verdict;
   if (seen < have) return { kind: 'conflict', reason: `it is longer (${have} bytes) than the session being sent (${seen} bytes)` };
-  const sha256 = whole.digest('hex');
-  if (!tail) return { kind: 'unchanged', sha256, size: seen, replacements: counted(), source: sourceOf(e, raw) };
-  return { kind: 'appended', tail: (tail as TempFile).path, sha256, size: seen, replacements: counted(), source: sourceOf(e, raw) };
+  const content = whole.digest();
+  if (!tail) return { kind: 'unchanged', sha256: content.sha256, size: seen, content, replacements: counted(), source: sourceOf(e, raw) };
+  return { kind: 'appended', tail: (tail as TempFile).path, sha256: content.sha256, size: seen, content, replacements: counted(), source: sourceOf(e, raw) };
+}
+
+/** A part of the source file, rewritten, into a temp file on the target; its size and replacements. */
+async function writePart(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, range: ByteRange, padFirstLine: boolean, tmp: TempFile): Promise<{ read: number; replacements: number }> {
+  const { stream, counted, seen } = await sourceBytes(req, matcher, e, { range, padFirstLine });
+  try {
+    await pipeline(stream, async (src: AsyncIterable<Buffer>) => {
+      for await (const chunk of src) await tmp.write(chunk);
+    });
+    await tmp.finish();
+  } catch (err) {
+    await tmp.abort();
+    throw err;
+  }
+  return { read: seen.size(), replacements: counted() };
+}
+
+/**
+ * The target holds exactly what an earlier handoff left there, and the source still holds what
+ * that handoff wrote plus a tail (`append`), or that with its first line rewritten (`head`): only
+ * the tail (and the first line) cross. `append` extends the target's file; `head` builds the new
+ * one from the first line, the target's own bytes after its first line, and the tail.
+ */
+async function delta(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, file: string, verdict: Extract<Verdict, { kind: 'append' | 'head' }>, tag: string) {
+  const { target } = req;
+  const dir = path.dirname(file);
+  const { arrived } = verdict;
+  const tailTmp = new TempFile(target, path.join(dir, `${path.basename(file)}.tail`), tag, 0o600);
+  const headTmp = new TempFile(target, path.join(dir, `${path.basename(file)}.head`), tag, 0o600);
+  const built = path.join(dir, `.${path.basename(file)}.ah-${tag}.tmp`);
+  try {
+    // The tail starts on a line of its own (what arrived ended with a newline): rewritten alone.
+    const tail = await writePart(req, matcher, e, { start: arrived.size }, false, tailTmp);
+    let read = tail.read;
+    let replacements = tail.replacements;
+    if (verdict.kind === 'append') {
+      await runOk(target, ['sh', '-c', 'cat -- "$1" "$2" > "$3"', 'sh', file, tailTmp.path, built], `Extending ${file}`);
+    } else {
+      const head = await writePart(req, matcher, e, { start: 0, length: arrived.headLength }, e.padFirstLine ?? false, headTmp);
+      read += head.read;
+      replacements += head.replacements;
+      // The target's first line is as long as it is there: its own bytes after it are kept.
+      const have = await describeFile(target, file);
+      await runOk(target, ['sh', '-c', '{ cat -- "$1" && tail -c "+$2" -- "$3" && cat -- "$4"; } > "$5"', 'sh', headTmp.path, String(have.headLength + 1), file, tailTmp.path, built], `Rebuilding ${file}`);
+    }
+    return { built, read, replacements };
+  } finally {
+    await Promise.all([target.remove(tailTmp.path), target.remove(headTmp.path)]);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -425,6 +480,14 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
   const held = dests.filter((_, i) => existingOf[i]?.type === 'file' && existingOf[i]!.size > 0);
   const leftStates = req.ledgerDir && held.length > 0 ? await readLeft(target, req.ledgerDir, held) : [];
   const leftOf = new Map(held.map((f, i) => [f, leftStates[i]!]));
+  // Files the target holds as they were left: does the source still hold what arrived there
+  // (plus a tail, or with a new first line)? Asked of the source, which hashes its own bytes.
+  const asLeftEntries = req.entries.filter((e, i) => {
+    const st = existingOf[i];
+    return st?.type === 'file' && st.size > 0 && isAsLeft(leftOf.get(dests[i]!) ?? { left: null, sha256Now: null }, st.size);
+  });
+  const verdicts = req.arrivalsDir && asLeftEntries.length > 0 ? await arrivalVerdicts(req.source, req.arrivalsDir, asLeftEntries.map((e) => e.source)) : [];
+  const verdictOf = new Map(asLeftEntries.map((e, i) => [e, verdicts[i]!]));
 
   for (const [i, e] of req.entries.entries()) {
     const file = dests[i]!;
@@ -441,9 +504,27 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
 
     if (existing && existing.size > 0) {
       const previous = { size: existing.size, mode: existing.mode, mtimeMs: existing.mtimeMs };
+      const v = verdictOf.get(e);
+      if (v && v.kind !== 'none' && v.arrived.endsWithNewline) {
+        const d = await delta(req, matcher, e, file, v, tag);
+        const source = { path: e.source, sha256: v.sha256Now, size: v.sizeNow, mtimeMs: e.mtimeMs };
+        if (v.kind === 'append') {
+          await finish(d.built, file);
+          const content = await describeFile(target, file);
+          record.files.push({ path: file, action: 'appended', sha256: content.sha256, size: content.size, verbatim: e.verbatim, previous, backup: null, replacements: d.replacements, source, content, sent: d.read });
+        } else {
+          const backup = backupName(file, tag);
+          await finish(d.built);
+          await target.rename(file, backup);
+          await target.rename(d.built, file);
+          const content = await describeFile(target, file);
+          record.files.push({ path: file, action: 'replaced', sha256: content.sha256, size: content.size, verbatim: e.verbatim, previous, backup, replacements: d.replacements, source, content, sent: d.read });
+        }
+        continue;
+      }
       const ext = await extend(req, matcher, e, file, existing.size, tag);
       if (ext.kind === 'unchanged') {
-        record.files.push({ path: file, action: 'unchanged', sha256: ext.sha256, size: ext.size, verbatim: e.verbatim, previous, backup: null, replacements: ext.replacements, source: ext.source });
+        record.files.push({ path: file, action: 'unchanged', sha256: ext.sha256, size: ext.size, verbatim: e.verbatim, previous, backup: null, replacements: ext.replacements, source: ext.source, content: ext.content, sent: ext.source.size });
         continue;
       }
       if (ext.kind === 'appended') {
@@ -456,7 +537,7 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
           await target.remove(ext.tail);
           await target.remove(tmp);
         }
-        record.files.push({ path: file, action: 'appended', sha256: ext.sha256, size: ext.size, verbatim: e.verbatim, previous, backup: null, replacements: ext.replacements, source: ext.source });
+        record.files.push({ path: file, action: 'appended', sha256: ext.sha256, size: ext.size, verbatim: e.verbatim, previous, backup: null, replacements: ext.replacements, source: ext.source, content: ext.content, sent: ext.source.size });
         continue;
       }
       const asLeft = isAsLeft(leftOf.get(file) ?? { left: null, sha256Now: null }, existing.size);
@@ -471,14 +552,14 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
       await finish(w.tmp);
       await target.rename(file, backup);
       await target.rename(w.tmp, file);
-      record.files.push({ path: file, action: asLeft ? 'replaced' : 'overwritten', sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup, replacements: w.replacements, source: w.source });
+      record.files.push({ path: file, action: asLeft ? 'replaced' : 'overwritten', sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup, replacements: w.replacements, source: w.source, content: w.content, sent: w.source.size });
       continue;
     }
 
     const w = await writeWhole(req, matcher, e, file, tag, { mode, mtimeMs: e.mtimeMs, to: file });
     if (!w.installed) await finish(w.tmp, file);
     const previous = existing ? { size: 0, mode: existing.mode, mtimeMs: existing.mtimeMs } : null;
-    record.files.push({ path: file, action: existing ? 'overwritten' : 'created', sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup: null, replacements: w.replacements, source: w.source });
+    record.files.push({ path: file, action: existing ? 'overwritten' : 'created', sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup: null, replacements: w.replacements, source: w.source, content: w.content, sent: w.source.size });
   }
   return record;
 }

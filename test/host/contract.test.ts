@@ -134,6 +134,16 @@ describe.each(implementations)('%s: Host contract', (name, make) => {
     const back = new Collect();
     await pipeline(await host.readStream(file), back);
     expect(sha(back.bytes)).toBe(sha(data));
+    // Part of it: from an offset to the end, a length inside, nothing, and past the end.
+    const part = async (range: { start: number; length?: number }) => {
+      const c = new Collect();
+      await pipeline(await host.readStream(file, range), c);
+      return c.bytes;
+    };
+    expect(sha(await part({ start: 3 * 1024 * 1024 + 7 }))).toBe(sha(data.subarray(3 * 1024 * 1024 + 7)));
+    expect(sha(await part({ start: 1000, length: 70_000 }))).toBe(sha(data.subarray(1000, 71_000)));
+    expect((await part({ start: 5, length: 0 })).length).toBe(0);
+    expect((await part({ start: data.length + 10 })).length).toBe(0);
     // Truncates an existing file and applies the default private mode.
     await host.writeFile(file, 'short');
     expect((await host.readFile(file)).toString()).toBe('short');

@@ -8,6 +8,7 @@ import type { RunOptions } from '../../src/host/host.js';
 import { copyUnit, destinationUnder, discardBackups, remotePrefixHash, undoCopy, verifyCopy, type CopyEntry } from '../../src/transcript/copy.js';
 import { buildRewritePlan, rewriteBuffer } from '../../src/transcript/rewrite.js';
 import { recordLeft } from '../../src/transcript/left-ledger.js';
+import { recordArrivals } from '../../src/transcript/arrivals.js';
 import { createHash } from 'node:crypto';
 
 const temps: string[] = [];
@@ -213,6 +214,97 @@ describe('copyUnit between two hosts', () => {
     const rec2 = await copyUnit({ source: w.source, target: w.target, entries: [entries[0]!], targetRoot: root, plan, overwrite: true, tag: 't2' });
     expect(await discardBackups(w.target, rec2)).toEqual([`${main}.ah-backup-t2`]);
     expect(fs.readFileSync(`${main}.ah-backup-t2`)).toEqual(diverged);
+  });
+
+  describe('a session going back and forth sends only what is new', () => {
+    /** A LocalHost that counts the bytes read from it (what would cross the wire from a remote source). */
+    class ReadCounting extends LocalHost {
+      read = 0;
+      override async readStream(p: string, range?: { start: number; length?: number }) {
+        const r = await super.readStream(p, range);
+        r.on('data', (c: Buffer) => (this.read += c.length));
+        return r;
+      }
+    }
+    const there = buildRewritePlan({ repo: { source: ['/src/repo'], target: '/dst/wt' } });
+    const back = buildRewritePlan({ repo: { source: ['/dst/wt'], target: '/src/repo' } });
+    const title = (t: string) => `{"type":"title","title":"${t}","pad":"${' '.repeat(40 - t.length)}"}\n`;
+    // ~3 MB of varied lines naming the repo, as a long transcript does.
+    const body = Array.from({ length: 30_000 }, (_, i) => `{"n":${i},"cwd":"/src/repo","text":"${createHash('sha256').update(String(i)).digest('hex')}"}\n`).join('');
+
+    async function move(from: LocalHost, to: LocalHost, e: CopyEntry, root: string, plan: ReturnType<typeof buildRewritePlan>, state: { from: string; to: string }, tag: string) {
+      const rec = await copyUnit({ source: from, target: to, entries: [e], targetRoot: root, plan, ledgerDir: path.join(state.to, 'left'), arrivalsDir: path.join(state.from, 'arrived'), tag });
+      const f = rec.files[0]!;
+      await recordLeft(from, path.join(state.from, 'left'), [{ ...f.source!, handoff: tag, to: 'x', at: 'now' }]);
+      await recordArrivals(to, path.join(state.to, 'arrived'), [{ path: f.path, ...f.content!, handoff: tag }]);
+      await discardBackups(to, rec);
+      return f;
+    }
+
+    it.each([
+      ['appends (pi, claude, codex)', false],
+      ['rewrites its first line in place and appends (omp)', true],
+    ])('there and back twice, an agent that %s', async (_what, rewritesTitle) => {
+      const w = world();
+      const laptop = new ReadCounting({ env: { ...process.env, HOME: w.src } });
+      const vega = new ReadCounting({ env: { ...process.env, HOME: w.dst } });
+      const st = { laptop: path.join(w.src, 'state'), vega: path.join(w.dst, 'state') };
+      const onLaptop = path.join(w.src, 'agent', 'sessions/s.jsonl');
+      const onVega = path.join(w.dst, 'agent', 'sessions/s.jsonl');
+      const entry = (file: string, mtimeMs: number): CopyEntry => ({ source: file, dest: 'sessions/s.jsonl', verbatim: false, padFirstLine: true, mode: 0o600, mtimeMs });
+      const turn = (file: string, title: string, text: string) => {
+        const now = fs.readFileSync(file, 'utf8');
+        const rest = now.slice(now.indexOf('\n') + 1);
+        fs.writeFileSync(file, (rewritesTitle ? title : now.slice(0, now.indexOf('\n') + 1)) + rest + text);
+      };
+      put(onLaptop, title('first') + body);
+
+      const first = await move(laptop, vega, entry(onLaptop, MTIME), path.join(w.dst, 'agent'), there, { from: st.laptop, to: st.vega }, 't1');
+      expect(first.action).toBe('created');
+      expect(laptop.read).toBe(fs.statSync(onLaptop).size);
+
+      const tailVega = '{"turn":"on vega","cwd":"/dst/wt"}\n';
+      turn(onVega, title('second'), tailVega);
+      laptop.read = vega.read = 0;
+      const second = await move(vega, laptop, entry(onVega, MTIME + 1000), path.join(w.src, 'agent'), back, { from: st.vega, to: st.laptop }, 't2');
+      expect(second.action).toBe(rewritesTitle ? 'replaced' : 'appended');
+      // Only the new first line (when rewritten) and the tail crossed.
+      const changed = tailVega.length + (rewritesTitle ? title('second').length : 0);
+      expect(vega.read).toBe(changed);
+      expect(second.sent).toBe(changed);
+      const home = fs.readFileSync(onLaptop, 'utf8');
+      expect(home).toBe((rewritesTitle ? title('second') : title('first')) + body + '{"turn":"on vega","cwd":"/src/repo"}\n');
+      expect(second.sha256).toBe(sha(Buffer.from(home)));
+      expect(fs.readdirSync(path.dirname(onLaptop))).toEqual(['s.jsonl']);
+
+      const tailLaptop = '{"turn":"on laptop","cwd":"/src/repo"}\n';
+      turn(onLaptop, title('third'), tailLaptop);
+      laptop.read = vega.read = 0;
+      const third = await move(laptop, vega, entry(onLaptop, MTIME + 2000), path.join(w.dst, 'agent'), there, { from: st.laptop, to: st.vega }, 't3');
+      expect(third.action).toBe(rewritesTitle ? 'replaced' : 'appended');
+      expect(laptop.read).toBe(tailLaptop.length + (rewritesTitle ? title('third').length : 0));
+      expect(fs.readFileSync(onVega, 'utf8')).toBe(rewritedVega(rewritesTitle ? title('third') : title('first')));
+      function rewritedVega(line1: string) {
+        return line1 + rewriteBuffer(there, Buffer.from(body)).output.toString() + tailVega + '{"turn":"on laptop","cwd":"/dst/wt"}\n';
+      }
+    });
+
+    it('sends the whole file when what arrived is no longer there (the file was cut and rewritten)', async () => {
+      const w = world();
+      const laptop = new ReadCounting({ env: { ...process.env, HOME: w.src } });
+      const vega = new ReadCounting({ env: { ...process.env, HOME: w.dst } });
+      const st = { laptop: path.join(w.src, 'state'), vega: path.join(w.dst, 'state') };
+      const onLaptop = path.join(w.src, 'agent', 'sessions/s.jsonl');
+      const onVega = path.join(w.dst, 'agent', 'sessions/s.jsonl');
+      put(onLaptop, title('first') + body);
+      await move(laptop, vega, { source: onLaptop, dest: 'sessions/s.jsonl', verbatim: false, mode: 0o600, mtimeMs: MTIME }, path.join(w.dst, 'agent'), there, { from: st.laptop, to: st.vega }, 't1');
+      // compacted on vega: a new, shorter file
+      fs.writeFileSync(onVega, title('compacted') + '{"summary":"/dst/wt"}\n');
+      vega.read = 0;
+      const back2 = await move(vega, laptop, { source: onVega, dest: 'sessions/s.jsonl', verbatim: false, mode: 0o600, mtimeMs: MTIME + 1 }, path.join(w.src, 'agent'), back, { from: st.vega, to: st.laptop }, 't2');
+      expect(back2.action).toBe('replaced');
+      expect(fs.readFileSync(onLaptop, 'utf8')).toBe(title('compacted') + '{"summary":"/src/repo"}\n');
+    });
   });
 
   describe('a session coming back to a file that an earlier handoff left', () => {
