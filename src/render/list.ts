@@ -21,7 +21,8 @@ export function renderList(result: ListResult, opts: RenderOptions): string {
     sessionPrefix(a.session),
     a.supported ? style.green('yes') : style.red('no'),
   ]);
-  const out = [`Agents on ${result.host}:\n`, table(['TARGET', 'KIND', 'STATUS', 'CWD', 'SESSION', 'MOVABLE'], rows, style)];
+  const where = result.address && result.address !== result.host ? `${result.host} (${result.address})` : result.host;
+  const out = [`Agents on ${where}:\n`, table(['TARGET', 'KIND', 'STATUS', 'CWD', 'SESSION', 'MOVABLE'], rows, style)];
   for (const a of result.agents) {
     if (a.moved) out.push(style.yellow(`note: ${a.target}'s session was handed off to ${a.moved.to} (${a.moved.at}); this copy may be stale.\n`));
   }
