@@ -158,8 +158,12 @@ describe.each<[Kind]>([['simulator'], ['real']])('herdr CLI contract: %s', (kind
     await screenWith('w1:p1', `sock:${h.socket}\nherdr ${x.version}`);
     expect(errorOf(await run(['pane', 'read', 'w9:p9']))).toEqual({ id: 'cli:pane:read', error: { code: 'pane_not_found', message: 'pane w9:p9 not found' } });
     expect(errorOf(await run(['pane', 'send-text', 'w9:p9', 'x']))).toEqual({ id: 'cli:request', error: { code: 'pane_not_found', message: 'pane w9:p9 not found' } });
+    // visible and recent end every line with a newline, the last one too; recent-unwrapped joins them.
+    expect(text.endsWith('\n')).toBe(false);
+    expect((await run(['pane', 'read', 'w1:p1', '--source', 'recent'])).stdout.endsWith('$\n')).toBe(true);
+    expect((await run(['pane', 'read', 'w1:p1', '--source', 'visible'])).stdout.endsWith('$\n')).toBe(true);
     const two = await run(['pane', 'read', 'w1:p1', '--source', 'visible', '--lines', '2']);
-    expect(two.stdout.replace(/\n$/, '').split('\n')).toHaveLength(2);
+    expect(two.stdout.split('\n')).toEqual([expect.any(String), expect.any(String), '']);
   });
 
   it('checks every key before sending any, with the same key names', async () => {

@@ -600,6 +600,7 @@ export class SimServer {
     return lines;
   }
 
+  /** visible and recent end each line with a newline, the last one too; recent_unwrapped joins them (herdr 0.8.2). */
   private async paneRead(pane: Pane, p: JsonObject): Promise<JsonObject> {
     const source = typeof p.source === 'string' ? p.source : 'recent';
     if (!['visible', 'recent', 'recent_unwrapped', 'detection'].includes(source)) throw new HerdrError('invalid_read_source', `invalid read source: ${source}`);
@@ -619,7 +620,7 @@ export class SimServer {
     }
     return {
       type: 'pane_read',
-      read: { pane_id: pane.id, workspace_id: pane.ws.id, tab_id: `${pane.ws.id}:t1`, source, format: ansi ? 'ansi' : 'text', text: lines.join('\n'), revision: 0, truncated },
+      read: { pane_id: pane.id, workspace_id: pane.ws.id, tab_id: `${pane.ws.id}:t1`, source, format: ansi ? 'ansi' : 'text', text: source === 'recent_unwrapped' ? lines.join('\n') : lines.map((l) => `${l}\n`).join(''), revision: 0, truncated },
     };
   }
 
