@@ -1,4 +1,10 @@
 // The herdr 0.8 simulator as a separate process: real server, real tmux panes, real shells.
+// What both the simulator and the real herdr 0.8.2 do is checked on both in test/herdr/cli-contract.test.ts.
+// These run on the simulator alone: 'logs every call and fails injected faults once' (the call log
+// and faults are simulator features); 'fails an agent start at once when the agent exits…' (real
+// 0.8.2 waits for the timeout: README, known differences); 'lets HERDR_AGENT … hook authority set the
+// state' (real 0.8.2 ignored pi's report-agent from a fake pi); the rest checks simulator internals
+// (node-script detection, session filtering, named sessions) at the simulator's short timings.
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
