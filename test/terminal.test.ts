@@ -1,0 +1,219 @@
+// Output for the reader, seen on a real terminal: the CLI runs in a tmux pane (a private tmux
+// server, `tmux -L <own socket>`, killed at the end) against a herdr simulator under a temporary
+// HOME, with a fake pi agent in it. On the terminal `list` is a table, an error is `error:`/`fix:`
+// lines, `doctor` a checklist and `--help` plain text; `--json` brings JSON back there. The same
+// commands piped print JSON that the JSON Schemas of `agent-handoff schema` accept.
+// No root world is needed (no sshd, no other users).
+import { execa } from 'execa';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { writeAgentBins } from './world/agents/install.js';
+import { writeLauncher } from './world/herdr/testing.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const APP = path.join(ROOT, 'bin', 'agent-handoff.js');
+const WORLD = path.join(ROOT, 'dist', 'test', 'world');
+const SOCKET_NAME = `ah-term-${process.pid}`;
+const AGENT = 'term-pi';
+
+let dir: string;
+let env: Record<string, string>;
+let serverPid: number | undefined;
+let sessions = 0;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor<T>(what: string, check: () => T | undefined | null | false, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+function herdr(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  return spawnSync(path.join(dir, 'bin', 'herdr'), args, { cwd: path.join(dir, 'home'), env, encoding: 'utf8', timeout: 30_000 });
+}
+
+function tmux(args: string[]): string {
+  const r = spawnSync('tmux', ['-L', SOCKET_NAME, '-f', '/dev/null', ...args], { env, encoding: 'utf8', timeout: 10_000 });
+  if (r.status !== 0) throw new Error(`tmux ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** Run agent-handoff in a fresh tmux pane (a terminal: stdout.isTTY) and return what the screen shows. */
+async function onTerminal(args: string[], extraEnv: Record<string, string> = {}): Promise<{ screen: string; code: number }> {
+  const name = `s${++sessions}`;
+  const vars = Object.entries(extraEnv).map(([k, v]) => `${k}=${quote(v)} `).join('');
+  const command = `cd ${quote(path.join(dir, 'home'))} && ${vars}${quote(process.execPath)} ${quote(APP)} ${args.map(quote).join(' ')} 2>/dev/null; echo "__END__ $?"; exec sleep 600`;
+  tmux(['new-session', '-d', '-s', name, '-x', '200', '-y', '80', command]);
+  const screen = await waitFor(`agent-handoff ${args.join(' ')} on the terminal`, () => {
+    const text = tmux(['capture-pane', '-p', '-J', '-e', '-t', name]);
+    return /__END__ \d+/.test(text) ? text : undefined;
+  }, 30_000);
+  tmux(['kill-session', '-t', name]);
+  const code = Number(/__END__ (\d+)/.exec(screen)![1]);
+  return { screen: screen.slice(0, screen.indexOf('__END__')), code };
+}
+
+/** The same command piped: one JSON object. */
+async function piped(args: string[]): Promise<{ json: Record<string, unknown>; code: number }> {
+  const r = await execa(process.execPath, [APP, ...args], { cwd: path.join(dir, 'home'), env, extendEnv: false, reject: false, timeout: 60_000 });
+  return { json: JSON.parse(r.stdout) as Record<string, unknown>, code: r.exitCode ?? -1 };
+}
+
+// eslint-disable-next-line no-control-regex
+const plain = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
+
+beforeAll(async () => {
+  // Short: the herdr socket lives inside it (Unix socket paths are limited to ~100 bytes).
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-term-'));
+  const home = path.join(dir, 'home');
+  const bin = path.join(dir, 'bin');
+  fs.mkdirSync(path.join(home, '.config'), { recursive: true });
+  writeAgentBins(bin, WORLD);
+  writeLauncher(path.join(bin, 'herdr'), path.join(WORLD, 'herdr', 'cli.js'));
+  fs.writeFileSync(path.join(home, '.profile'), `PATH="${bin}:$PATH"\nexport PATH\n`);
+  env = {
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_STATE_HOME: path.join(home, '.local', 'state'),
+    XDG_CACHE_HOME: path.join(home, '.cache'),
+    HERDR_SOCKET_PATH: path.join(dir, 'herdr.sock'),
+    PATH: `${bin}:${path.dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+    SHELL: '/bin/sh',
+    USER: os.userInfo().username,
+    LOGNAME: os.userInfo().username,
+    LANG: 'C.UTF-8',
+    TERM: 'xterm-256color',
+    TMUX_TMPDIR: dir,
+    HERDR_SIM_READY_MS: '300',
+    HERDR_SIM_POLL_MS: '100',
+    FAKE_AGENT_TURN_MS: '200',
+  };
+  const log = fs.openSync(path.join(dir, 'herdr-server.log'), 'a');
+  const child = spawn(path.join(bin, 'herdr'), ['server'], { cwd: home, env: { ...env, HERDR_BIN_PATH: path.join(bin, 'herdr') }, detached: true, stdio: ['ignore', log, log] });
+  child.unref();
+  fs.closeSync(log);
+  serverPid = child.pid;
+  await waitFor('the herdr simulator', () => herdr(['status', 'server', '--json']).stdout.includes('"running":true'));
+  const repo = path.join(home, 'src', 'proj');
+  fs.mkdirSync(repo, { recursive: true });
+  expect(herdr(['integration', 'install', 'pi']).status).toBe(0);
+  const ws = JSON.parse(herdr(['workspace', 'create', '--cwd', repo, '--label', 'proj', '--no-focus']).stdout.trim().split('\n').pop()!) as { result: { root_pane: { pane_id: string } } };
+  const pane = ws.result.root_pane.pane_id;
+  await waitFor('pi to start', () => {
+    const r = herdr(['agent', 'start', AGENT, '--kind', 'pi', '--pane', pane, '--', 'hello']);
+    if (r.status === 0) return true;
+    if (/not an available shell/.test(r.stderr)) return false;
+    throw new Error(`herdr agent start: ${r.stderr}`);
+  });
+  await waitFor('pi to be known with its session', () => {
+    const r = herdr(['agent', 'get', AGENT]);
+    const a = r.status === 0 ? (JSON.parse(r.stdout.trim().split('\n').pop()!) as { result?: { agent?: { agent_session?: unknown; agent_status?: string } } }).result?.agent : undefined;
+    return a?.agent_session && a.agent_status !== 'working';
+  });
+}, 90_000);
+
+afterAll(async () => {
+  spawnSync('tmux', ['-L', SOCKET_NAME, 'kill-server'], { env, timeout: 10_000 });
+  if (serverPid) {
+    herdr(['server', 'stop']);
+    await sleep(300);
+    try {
+      process.kill(serverPid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('on a terminal, for a person', () => {
+  it('list is an aligned table with ~ paths', async () => {
+    const { screen, code } = await onTerminal(['list']);
+    expect(code).toBe(0);
+    const text = plain(screen);
+    expect(text).toMatch(/^Agents on local:$/m);
+    expect(text).toMatch(/^TARGET\s+KIND\s+STATUS\s+CWD\s+SESSION\s+MOVABLE$/m);
+    const row = text.split('\n').find((l) => l.startsWith(AGENT))!;
+    expect(row).toMatch(new RegExp(`^${AGENT}\\s+pi\\s+\\w+\\s+~/src/proj\\s+[0-9a-f]{8}\\s+yes$`));
+    const header = text.split('\n').find((l) => l.startsWith('TARGET'))!;
+    expect(row.indexOf(' pi ') + 1).toBe(header.indexOf('KIND'));
+    expect(text).not.toContain('{"ok"');
+    // Colour on a terminal, none with NO_COLOR.
+    expect(screen).toContain('\x1b[');
+    expect((await onTerminal(['list'], { NO_COLOR: '1' })).screen).not.toContain('\x1b[');
+  }, 60_000);
+
+  it('an error is error: and fix: lines', async () => {
+    const { screen, code } = await onTerminal(['send', 'no-such-agent', '--here']);
+    expect(code).toBe(1);
+    const text = plain(screen);
+    expect(text).toMatch(/^error: .*\(agent_not_found\)$/m);
+    expect(text).toMatch(/^fix: {3}\S/m);
+    const usage = plain((await onTerminal(['send'])).screen);
+    expect(usage).toMatch(/^error: .*\(usage\)$/m);
+    expect(usage).toContain('agent-handoff send --help');
+  }, 60_000);
+
+  it('doctor is a checklist, each problem with its fix', async () => {
+    // Without the pi integration a handoff of pi still runs; a herdr that is not there is a problem.
+    const { screen, code } = await onTerminal(['doctor'], { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin` });
+    expect(code).toBe(1);
+    const text = plain(screen);
+    expect(text).toMatch(/^here: local/m);
+    expect(text).toMatch(/^ {2}✓ git \d/m);
+    expect(text).toMatch(/^ {2}✗ herdr not installed$/m);
+    expect(text).toMatch(/^Problems:$/m);
+    expect(text).toMatch(/^ {2}✗ here.*\(herdr_not_installed\)$/m);
+    expect(text).toMatch(/^ {4}fix: Install herdr/m);
+    expect(text).toMatch(/^Not ready: \d+ problems? to fix first\.$/m);
+    const ready = plain((await onTerminal(['doctor'])).screen);
+    expect(ready).toMatch(/^ {2}✓ herdr 0\.8\.0, server running$/m);
+  }, 60_000);
+
+  it('help is plain text, and --json brings JSON back', async () => {
+    const help = plain((await onTerminal(['send', '--help'])).screen);
+    expect(help).toMatch(/^agent-handoff send <agent> \[target\]$/m);
+    expect(help).toContain('--keep-source-changes');
+    expect(help).not.toContain('"usage"');
+    const json = plain((await onTerminal(['list', '--json'])).screen).trim();
+    expect(JSON.parse(json)).toMatchObject({ ok: true, command: 'list' });
+  }, 60_000);
+});
+
+describe('piped, JSON as always', () => {
+  let schemas: Record<string, z.ZodType>;
+  beforeAll(async () => {
+    const out = (await piped(['schema'])).json as { schemas: Record<string, Record<string, unknown>> };
+    schemas = Object.fromEntries(Object.entries(out.schemas).map(([k, v]) => [k, z.fromJSONSchema(v as Parameters<typeof z.fromJSONSchema>[0])]));
+  });
+
+  it('list, an error and doctor print JSON their schemas accept', async () => {
+    const list = await piped(['list']);
+    expect(list.code).toBe(0);
+    expect(schemas.list!.safeParse(list.json).success).toBe(true);
+    expect((list.json.agents as { target: string }[]).map((a) => a.target)).toContain(AGENT);
+    const error = await piped(['send', 'no-such-agent', '--here']);
+    expect(error.json).toMatchObject({ ok: false, command: 'send', code: 'agent_not_found' });
+    expect(schemas.error!.safeParse(error.json).success).toBe(true);
+    const usage = await piped(['send']);
+    expect(usage.json).toMatchObject({ ok: false, command: 'send', code: 'usage' });
+    expect(schemas.error!.safeParse(usage.json).success).toBe(true);
+    const doctor = await piped(['doctor']);
+    expect(doctor.json).toMatchObject({ ok: true, command: 'doctor' });
+    expect(schemas.doctor!.safeParse(doctor.json).success).toBe(true);
+    // The schemas are not so loose that anything passes.
+    expect(schemas.list!.safeParse({ ok: true, command: 'list' }).success).toBe(false);
+  }, 60_000);
+});
