@@ -71,7 +71,6 @@ async function piped(args: string[]): Promise<{ json: Record<string, unknown>; c
   return { json: JSON.parse(r.stdout) as Record<string, unknown>, code: r.exitCode ?? -1 };
 }
 
-// eslint-disable-next-line no-control-regex
 const plain = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
 beforeAll(async () => {
