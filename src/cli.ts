@@ -45,7 +45,7 @@ function sendOptions(y: Argv) {
     .option('self', { type: 'boolean', describe: 'Move the agent that runs this command, after its current turn' })
     .option('wait', { type: 'boolean', describe: 'Wait for a busy agent to become idle' })
     .option('wait-timeout', { type: 'number', describe: 'Seconds to wait with --wait/--self (default 1800)' })
-    .option('new-branch', { type: 'boolean', describe: 'Put the work on a new handoff/<id> branch on the target' })
+    .option('new-branch', { type: 'boolean', describe: 'Put the work on a new handoff/<session> branch on the target (first 8 characters of the session id)' })
     .option('keep-source-changes', { type: 'boolean', describe: 'Do not stash the uncommitted changes at the source' })
     .option('overwrite', { type: 'boolean', describe: 'Replace session files on the target that changed since a handoff left them there (each kept beside it as a backup)' })
     .option('name', { type: 'string', describe: 'herdr agent name on the target' })

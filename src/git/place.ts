@@ -26,6 +26,7 @@ import { randomBytes } from 'node:crypto';
 import { branchRef, GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, isAncestor, line, splitNul, ZERO_OID } from './git.js';
 import { changedBetween, type ChangedFile } from './snapshot.js';
 import { cleanupRefs, presentObjects } from './transfer.js';
+import { handoffBranchName } from './branch-name.js';
 import { branchSlug, branchTaken, firstFree, isInside, parseWorktreeList, worktreeHome, type Worktree } from './worktrees.js';
 
 export interface PlacementRequest {
@@ -38,8 +39,13 @@ export interface PlacementRequest {
   wip: string | null;
   /** The source's branch, or null for a detached HEAD. */
   sourceBranch: string | null;
-  /** true → a new branch `handoff/<id>`; a string → a new branch of that name; suffixed -2, -3… if taken. */
+  /**
+   * true → a new branch `handoff/<first 8 of the session id>` (see branch-name.ts); a string →
+   * a new branch of that name; suffixed -2, -3… if taken.
+   */
   newBranch?: boolean | string;
+  /** The session that moves: names a new branch (the handoff id does when it is not given). */
+  sessionId?: string;
   /** `place` only: awaited after its read-only check and before its first change (e.g. a journal write), with what it will do. */
   beforeChanges?: (plan: PlacementPlan) => Promise<void>;
   /** The target's worktrees and branches read ahead (see readPlacementState), instead of asking now. */
@@ -142,9 +148,13 @@ async function planPlacement(req: PlacementRequest, commits: CommitOracle): Prom
   if (!main) throw new HandoffError('git_failed', `git listed no worktree for ${req.targetRepo} on ${target.label}.`);
   let branch: string;
   if (wantNew || req.sourceBranch === null) {
-    const base = typeof req.newBranch === 'string' && req.newBranch ? req.newBranch : `handoff/${req.id}`;
-    await checkBranchName(target, main.path, base);
-    branch = firstFree(base, (c) => branchTaken(c, refs.branches));
+    if (typeof req.newBranch === 'string' && req.newBranch) {
+      await checkBranchName(target, main.path, req.newBranch);
+      branch = firstFree(req.newBranch, (c) => branchTaken(c, refs.branches));
+    } else {
+      // Valid by construction: no check on the target needed.
+      branch = handoffBranchName(req.sessionId ?? '', req.id, refs.branches);
+    }
   } else {
     branch = req.sourceBranch;
   }

@@ -194,6 +194,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         wip: s.snapshot,
         sourceBranch: s.branch,
         newBranch: plan.placement.branch !== s.branch || opts.newBranch,
+        sessionId: plan.session.id,
         changedFiles: s.changedFiles,
         ...(how.read ? { read: how.read } : {}),
         commitsOn: { host: source.host, repo: s.repoRoot },

@@ -248,6 +248,11 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     const agentStarted = () => (asked ??= agentStartedAt(source.host, proc.pid));
     return { proc, cwd: await source.host.realpath(rawCwd), agentStarted };
   })();
+  const sessionChain = (async () => {
+    const [{ proc, cwd, agentStarted }, [sourceCtx]] = await Promise.all([processChain, contexts]);
+    return { proc, cwd, ...(await findSession(source, adapter, agent, opts, sourceCtx, cwd, agentStarted, sourceIntegration)) };
+  })();
+  sessionChain.catch(() => undefined);
   const repoChain = (async () => {
     // herdr's foreground cwd is the process chain's first choice too, so both agree.
     const cwd = agent.foreground_cwd ? await source.host.realpath(agent.foreground_cwd) : (await processChain).cwd;
@@ -282,16 +287,14 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
       wip: snap.snapshot,
       sourceBranch: snap.branch,
       newBranch: chosen.newBranch,
+      // A new branch is named after the session (found meanwhile by the other chain).
+      ...(chosen.newBranch || snap.branch === null ? { sessionId: (await sessionChain).ref.id } : {}),
       source: source.host,
       sourceRepo: snap.repoRoot,
       changedFiles: snap.changedFiles,
       read: placementRead,
     });
     return { cwd, snap, remotes, ...chosen, placement, placementRead };
-  })();
-  const sessionChain = (async () => {
-    const [{ proc, cwd, agentStarted }, [sourceCtx]] = await Promise.all([processChain, contexts]);
-    return { proc, cwd, ...(await findSession(source, adapter, agent, opts, sourceCtx, cwd, agentStarted, sourceIntegration)) };
   })();
   const [[sourceCtx, targetCtx], { agentCli: targetAgentCli }, { proc, cwd, ref: session, via: sessionVia }, repo, targetSide] = await Promise.all([
     contexts,
@@ -390,7 +393,7 @@ async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayou
         return { discovery: found, targetRepo: others[0]!.path, otherCheckouts: others.slice(1).map((c) => c.path), newBranch: opts.newBranch };
       }
     }
-    // No other checkout: a new worktree of the same repository on a handoff/<id> branch.
+    // No other checkout: a new worktree of the same repository on a handoff/<session> branch.
     return { discovery: null, targetRepo: snap.repoRoot, otherCheckouts: [], newBranch: true };
   }
   if (remotes.length === 0) {

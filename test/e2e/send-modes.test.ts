@@ -52,7 +52,7 @@ interface SendJson {
   target_agent?: { name: string; pane: string; workspace: string };
   helper?: { workspace: string; pane: string; job: string };
   source_stash?: { stashed: boolean };
-  plan: { id: string; target: { repo: string }; will_create: { branch: string; worktree: string; session_file: string; resume_argv: string[]; cwd: string } };
+  plan: { id: string; session: { id: string }; target: { repo: string }; will_create: { branch: string; worktree: string; session_file: string; resume_argv: string[]; cwd: string } };
 }
 
 const suffix = () => Math.random().toString(36).slice(2, 6);
@@ -185,14 +185,15 @@ describe('send --here', () => {
 
     const r = await send([name, '--here', '--new-worktree', '--no-focus']);
     expectOk(r);
-    const id = r.json.plan.id;
     expect(r.json.attach).toBeNull();
-    expect(r.json.branch).toBe(`handoff/${id}`);
-    expect(r.json.target_worktree).toBe(`${p.laptop}.worktrees/handoff-${id}`);
+    // A short name: the session's first 8 letters and digits.
+    const short = r.json.plan.session.id.replace(/[^A-Za-z0-9]+/g, '').slice(0, 8);
+    expect(r.json.branch).toBe(`handoff/${short}`);
+    expect(r.json.target_worktree).toBe(`${p.laptop}.worktrees/handoff-${short}`);
     expect(r.json.worktree_created).toBe(true);
     const wt = r.json.target_worktree!;
     expect(gitAs(laptop, p.laptop, ['worktree', 'list', '--porcelain'])).toContain(`worktree ${wt}\n`);
-    expect(gitAs(laptop, wt, ['rev-parse', '--abbrev-ref', 'HEAD']).trim()).toBe(`handoff/${id}`);
+    expect(gitAs(laptop, wt, ['rev-parse', '--abbrev-ref', 'HEAD']).trim()).toBe(`handoff/${short}`);
     expect(fs.readFileSync(path.join(wt, 'notes.txt'), 'utf8')).toBe('untracked before --new-worktree\n');
     await waitFor('the agent to show the new worktree', async () => (await screen(world, laptop, r.json.target_agent!.pane)).includes(`cwd: ${wt}`), 15_000);
     expect((await agentNamed(laptop, r.json.target_agent!.name))?.agent).toBe('pi');

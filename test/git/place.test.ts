@@ -207,7 +207,7 @@ describe('place', () => {
     expect(fingerprintRepo(p.target)).toBe(before);
   });
 
-  it('makes a new branch with -2 when the name is taken, and handoff/<id> for a detached HEAD', async () => {
+  it('makes a new branch with -2 when the name is taken, and handoff/<session> for a detached HEAD', async () => {
     const p = makePair();
     g(p.target, 'branch', 'spike');
     makeWork(p.source);
@@ -220,11 +220,18 @@ describe('place', () => {
     g(p.source, 'stash', '-q', '-u');
     g(p.source, 'checkout', '-q', '--detach', 'HEAD');
     write(p.source, 'detached.txt', 'd\n');
-    const r2 = (await handoff(p)).record;
-    expect(r2.branch).toBe(`handoff/${r2.id}`);
+    // Named after the session's first 8 letters and digits; -2 when that branch exists there.
+    g(p.target, 'branch', 'handoff/0199f3c2');
+    const r2 = (await handoff(p, { sessionId: '0199f3c2-5d1e-7a40-9b11-2f6c0c7d8e01' })).record;
+    expect(r2.branch).toBe('handoff/0199f3c2-2');
+    expect(r2.worktree).toBe(`${p.target}.worktrees/handoff-0199f3c2-2`);
     expect(read(r2.worktree, 'detached.txt')).toBe('d\n');
     expect((await undoPlacement(p.targetHost, r2)).errors).toEqual([]);
-    expect(g(p.target, 'branch', '--list', 'handoff/*').trim()).toBe('');
+    expect(g(p.target, 'branch', '--list', 'handoff/*').trim()).toBe('handoff/0199f3c2');
+    // No session id: the handoff id's random part.
+    const r3 = (await handoff(p)).record;
+    expect(r3.branch).toBe(`handoff/${r3.id.split('-').pop()!.slice(0, 8)}`);
+    expect((await undoPlacement(p.targetHost, r3)).errors).toEqual([]);
   });
 
   it('handles a hostile branch name end to end', async () => {
