@@ -40,6 +40,8 @@ export interface RealKind {
   args?(m: Machine): string[];
   /** Write the agent's config for this machine; returns its removal. */
   configure(m: Machine, project: Project): () => void;
+  /** After the config and herdr's integration are in place (codex: trust the integration's hook once). */
+  prepare?(m: Machine, world: World): Promise<void>;
   /** The files of a session unit (main file given) that must hold no laptop path (verbatim ones left out). */
   rewrittenFiles(file: string): string[];
   /** The session units of the store that holds `file` for `checkout` (to prove no new one was made). */
@@ -152,6 +154,7 @@ export async function roundTrip(k: RealKind): Promise<Timing[]> {
       undo.push(installLauncher(k, m, [m.checkout]));
       undo.push(k.configure(m, project));
       await herdrOk(world, m.user, ['integration', 'install', k.kind]);
+      await k.prepare?.(m, world);
     }
     // Uncommitted work: a tracked edit and an untracked file.
     writeAs(laptopUser, path.join(project.laptop, 'README.md'), 'hello edited on the laptop\n');
@@ -247,7 +250,8 @@ async function checkLanded(world: World, k: RealKind, to: Machine, from: Machine
       if (f.endsWith('.jsonl') || f.endsWith('.json')) {
         const values = f.endsWith('.jsonl') ? jsonLines(f) : [JSON.parse(text) as unknown];
         const cwds = [...new Set(cwdsIn(values))];
-        expect(cwds.every((c) => c === checkout || c === `${checkout}/`), `${f} records cwds ${cwds.join(', ')}`).toBe(true);
+        // (codex also records it as a file URL)
+        expect(cwds.every((c) => [checkout, `${checkout}/`, `file://${checkout}`].includes(c)), `${f} records cwds ${cwds.join(', ')}`).toBe(true);
       }
     }
   };
