@@ -465,6 +465,118 @@ describe.concurrent('fake agents', () => {
     expect(jsonl(path.join(unit, 'updates.jsonl')).length).toBeGreaterThan(before);
   });
 
+  test('omp: a turn rewrites the session file as real omp 18.2.3 does — title line in place, stale reads superseded, file renamed over', async () => {
+    const home = dir('omp-rewrite', 'home');
+    const r1 = repo(path.join(home, 'code', 'hark'));
+    const sdir = path.join(home, '.omp', 'agent', 'sessions', '-code-hark');
+    // A greeting names no session (omp waits for a prompt worth a title): line 1 keeps title "".
+    const a = start('omp', ['hi'], r1, { HOME: home });
+    await waitFor(a, 'Fake reply: hi');
+    const file = only(sdir);
+    const t1 = fs.readFileSync(file);
+    const ino1 = fs.statSync(file).ino;
+    const line1 = (b: Buffer) => b.subarray(0, b.indexOf(10) + 1);
+    expect(line1(t1).length).toBe(256);
+    expect(JSON.parse(line1(t1).toString())).toEqual({ type: 'title', v: 1, title: '', updatedAt: expect.any(String), pad: expect.stringMatching(/^ +$/) });
+
+    // The second turn reads README.md again: line 1 gets the title (still 256 bytes), the older
+    // read result is superseded, and the file is a new one renamed over the old (not an append).
+    await type(a, 'please read README.md');
+    await waitFor(a, 'Fake reply: please read README.md');
+    const t2 = fs.readFileSync(file);
+    expect(fs.statSync(file).ino).not.toBe(ino1);
+    expect(line1(t2).length).toBe(256);
+    expect(JSON.parse(line1(t2).toString())).toMatchObject({ type: 'title', v: 1, title: 'please read README.md', source: 'auto' });
+    expect(t2.subarray(0, t1.length).equals(t1)).toBe(false);
+    const recs = jsonl(file);
+    expect(recs[1]).toMatchObject({ type: 'session', title: 'please read README.md', titleSource: 'auto' });
+    const results = recs.filter((r) => r.type === 'message' && (r.message as { role: string }).role === 'toolResult').map((r) => (r.message as { content: { text: string }[] }).content[0]!.text);
+    expect(results).toEqual(['[Superseded by a newer read of this file]', `[README.md#FAKE]\n1:hello`]);
+    expect(recs.filter((r) => r.type === 'title_change')).toHaveLength(1);
+    // Every line of the first turn but the superseded result kept its bytes.
+    const before = t1.toString().split('\n').filter((l) => l);
+    const after = t2.toString().split('\n');
+    const changed = before.map((l, i) => (l === after[i] ? -1 : i)).filter((i) => i >= 0);
+    expect(changed.map((i) => (JSON.parse(before[i]!) as { type: string }).type)).toEqual(['title', 'session', 'message']);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    await type(a, '/exit');
+    expect(await waitExit(a)).toBe(0);
+
+    // Resumed, a turn that reads the file again supersedes the last result: again not an append.
+    const t3 = fs.readFileSync(file);
+    const b = start('omp', ['--resume', file], r1, { HOME: home });
+    await waitFor(b, 'Fake reply: please read README.md');
+    expect(fs.readFileSync(file).equals(t3)).toBe(true);
+    await type(b, 'and once more');
+    await waitFor(b, 'Fake reply: and once more');
+    const t4 = fs.readFileSync(file);
+    expect(t4.subarray(0, t3.length).equals(t3)).toBe(false);
+    expect(line1(t4).equals(line1(t3))).toBe(true);
+    expect(jsonl(file).filter((r) => r.type === 'message' && JSON.stringify(r).includes('[README.md#FAKE]'))).toHaveLength(1);
+    await type(b, '/exit');
+    expect(await waitExit(b)).toBe(0);
+  });
+
+  test('grok: a resume writes prompt_context.json over in place, a turn writes summary/signals/usage anew; the .jsonl logs only grow', async () => {
+    const home = dir('grok-rewrite', 'home');
+    const r1 = repo(path.join(tmp, 'grok-rewrite', 'work', 'hark'));
+    const a = start('grok', ['first prompt'], r1, { HOME: home });
+    await waitFor(a, 'Fake reply: first prompt');
+    const unit = only(path.join(home, '.grok', 'sessions', r1.replace(/[^A-Za-z0-9\-._~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)));
+    const id = path.basename(unit);
+    const snap = () => Object.fromEntries(fs.readdirSync(unit).map((f) => [f, { bytes: fs.readFileSync(path.join(unit, f)), ino: fs.statSync(path.join(unit, f)).ino }]));
+    /** Per file: same, appended (the old bytes a prefix of the new), or rewritten. */
+    const compare = (x: ReturnType<typeof snap>, y: ReturnType<typeof snap>) =>
+      Object.fromEntries(
+        Object.keys(y).map((f) => {
+          const o = x[f]?.bytes;
+          const n = y[f]!.bytes;
+          if (!o) return [f, 'new'];
+          if (o.equals(n)) return [f, 'same'];
+          return [f, n.length >= o.length && n.subarray(0, o.length).equals(o) ? 'appended' : 'rewritten'];
+        }),
+      );
+    const s1 = snap();
+    for (const f of ['signals.json', 'usage.json', 'title_refresh_idx']) expect(s1[f], f).toBeDefined();
+
+    await type(a, 'second prompt');
+    await waitFor(a, 'Fake reply: second prompt');
+    const s2 = snap();
+    expect(compare(s1, s2)).toMatchObject({
+      'summary.json': 'rewritten',
+      'signals.json': 'rewritten',
+      'usage.json': 'rewritten',
+      'title_refresh_idx': 'rewritten',
+      'prompt_context.json': 'same',
+      'updates.jsonl': 'appended',
+      'chat_history.jsonl': 'appended',
+      'rewind_points.jsonl': 'appended',
+    });
+    for (const f of ['summary.json', 'signals.json', 'usage.json']) expect(s2[f]!.ino, `${f} renamed over`).not.toBe(s1[f]!.ino);
+    expect(fs.readFileSync(path.join(unit, 'title_refresh_idx'), 'utf8')).toBe('1');
+    expect(JSON.parse(fs.readFileSync(path.join(unit, 'signals.json'), 'utf8'))).toMatchObject({ turnCount: 2, userMessageCount: 2 });
+    await type(a, '/quit');
+    expect(await waitExit(a)).toBe(0);
+    expect(compare(s2, snap())).not.toContain('rewritten');
+
+    // The resume alone, before any prompt: prompt_context.json written over in place (a new
+    // build_timestamp_utc, the same inode), summary.json anew, one background_tasks update.
+    const b = start('grok', ['--resume', id], r1, { HOME: home });
+    await waitFor(b, 'Fake reply: second prompt');
+    const s3 = snap();
+    expect(compare(s2, s3)).toMatchObject({ 'prompt_context.json': 'rewritten', 'summary.json': 'rewritten', 'updates.jsonl': 'appended', 'chat_history.jsonl': 'same', 'signals.json': 'same' });
+    expect(s3['prompt_context.json']!.ino).toBe(s2['prompt_context.json']!.ino);
+    const ctx = (s: ReturnType<typeof snap>) => JSON.parse(s['prompt_context.json']!.bytes.toString()) as Record<string, unknown>;
+    expect(ctx(s3).build_timestamp_utc).not.toBe(ctx(s2).build_timestamp_utc);
+    expect(ctx(s3).working_directory).toBe(r1);
+    expect(jsonl(path.join(unit, 'updates.jsonl')).at(-1)).toMatchObject({ params: { update: { sessionUpdate: 'background_tasks' } } });
+    await type(b, 'third');
+    await waitFor(b, 'Fake reply: third');
+    expect(compare(s3, snap())).toMatchObject({ 'summary.json': 'rewritten', 'signals.json': 'rewritten', 'usage.json': 'rewritten', 'updates.jsonl': 'appended' });
+    await type(b, '/quit');
+    expect(await waitExit(b)).toBe(0);
+  });
+
   test('a control file with onlyIn applies only to agents in those folders (and their worktrees)', async () => {
     const base = dir('only-in');
     const here = repo(path.join(base, 'here'));

@@ -1,7 +1,11 @@
 // Fake grok (xAI "Grok Build"): a session is a directory <root>/sessions/<pct-enc cwd>/<uuidv7>/
 // (updates.jsonl, chat_history.jsonl, summary.json, rewind_points.jsonl, prompt_context.json);
 // `grok --resume <uuid>` finds it in any cwd group and runs in its recorded cwd; `/quit` (alias
-// `/exit`), Ctrl+Q twice; Ctrl+C only clears.
+// `/exit`), Ctrl+Q twice; Ctrl+C only clears. Like grok 1.0.41, it rewrites the JSON files of the
+// session folder while it runs: a start or resume writes prompt_context.json over in place (a new
+// build_timestamp_utc) and summary.json anew; each turn writes summary.json, signals.json,
+// usage.json and title_refresh_idx anew (a temporary file renamed over the old one), while the
+// .jsonl logs (updates, chat_history, rewind_points) are only appended to.
 import fs from 'node:fs';
 import path from 'node:path';
 import { splitArgs, type AgentDefinition, type Launch, type LaunchContext, type Message, type SessionUnit, type Turn } from './agent.js';
@@ -42,6 +46,14 @@ class GrokSession implements SessionUnit {
     return path.join(this.path, name);
   }
 
+  /** grok writes its JSON state whole, to a temporary file renamed over the old one (a new inode). */
+  private replace(name: string, text: string): void {
+    const f = this.file(name);
+    const tmp = `${f}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, text, { mode: 0o600 });
+    fs.renameSync(tmp, f);
+  }
+
   private load(): void {
     for (const r of readJsonl(this.file('updates.jsonl'))) {
       this.events++;
@@ -54,7 +66,15 @@ class GrokSession implements SessionUnit {
       if (u.sessionUpdate === 'agent_message_chunk' && text !== undefined) this.history.push({ role: 'assistant', text });
       if (u.sessionUpdate === 'tool_call_update' && typeof u.title === 'string') this.history.push({ role: 'tool', text: u.title });
     }
-    this.updateContext({ is_non_interactive: false });
+    // A resume: the prompt context is built again (written over in place), the summary gets this
+    // run's attempt, and the update stream a background_tasks update.
+    const now = new Date();
+    this.updateContext({ is_non_interactive: false, build_timestamp_utc: buildTimestamp(now) });
+    const s = readJson(this.file('summary.json'));
+    if (s) this.replace('summary.json', JSON.stringify({ ...s, attempt_id: `at1.${uuidv4().replace(/-/g, '')}`, updated_at: iso(now) }, null, 2));
+    appendJsonl(this.file('updates.jsonl'), [
+      { timestamp: Math.floor(now.getTime() / 1000), method: '_x.ai/session/update', params: { sessionId: this.id, update: { sessionUpdate: 'background_tasks', tasks: [] }, _meta: { eventId: `${this.id}-${++this.events}`, agentTimestampMs: now.getTime() } } },
+    ]);
   }
 
   private create(): void {
@@ -83,14 +103,31 @@ class GrokSession implements SessionUnit {
     for (const name of ['updates.jsonl', 'rewind_points.jsonl', 'updates.jsonl.lock', 'chat_history.jsonl.lock', 'summary.json.lock', 'rewind_points.jsonl.lock']) writePrivate(this.file(name), '');
     writePrivate(
       this.file('prompt_context.json'),
-      JSON.stringify({ version: 1, prompt_mode: 'extend', audience: 'primary', os_name: 'linux', shell_path: '/bin/bash', working_directory: this.cwd, current_date: now.slice(0, 10), is_non_interactive: false, system_prompt_label: 'Grok' }, null, 2),
+      JSON.stringify({ version: 1, prompt_mode: 'extend', audience: 'primary', build_timestamp_utc: buildTimestamp(new Date(now)), os_name: 'linux', shell_path: '/bin/bash', working_directory: this.cwd, current_date: now.slice(0, 10), is_non_interactive: false, system_prompt_label: 'Grok' }, null, 2),
     );
+    writePrivate(this.file('title_refresh_idx'), '0');
   }
 
+  /** prompt_context.json is written over in place (same inode), as grok does at each start. */
   private updateContext(patch: Record<string, unknown>): void {
     const f = this.file('prompt_context.json');
     const cur = readJson(f);
     if (cur) fs.writeFileSync(f, JSON.stringify({ ...cur, ...patch }, null, 2));
+  }
+
+  /** signals.json and usage.json: counters grok writes anew after every turn. */
+  private countTurn(t: Turn): void {
+    const signals = readJson(this.file('signals.json')) ?? {};
+    const n = (v: unknown) => (typeof v === 'number' ? v : 0);
+    const turns = n(signals.turnCount) + 1;
+    this.replace(
+      'signals.json',
+      JSON.stringify({ ...signals, turnCount: turns, userMessageCount: n(signals.userMessageCount) + 1, assistantMessageCount: n(signals.assistantMessageCount) + 2, toolCallCount: n(signals.toolCallCount) + 1, toolsUsed: [t.edit ? 'search_replace' : 'read_file'], modelsUsed: ['fake-model'], primaryModelId: 'fake-model' }),
+    );
+    const usage = readJson(this.file('usage.json')) ?? {};
+    const session = obj(usage.session);
+    this.replace('usage.json', JSON.stringify({ updated_at: iso(t.endedAt), session: { inputTokens: n(session.inputTokens) + 20, outputTokens: n(session.outputTokens) + 10, cachedReadTokens: 0, cacheCreationTokens: 0, reasoningTokens: 0 } }, null, 2));
+    this.replace('title_refresh_idx', String(Math.min(turns - 1, 1)));
   }
 
   appendTurn(t: Turn): void {
@@ -136,8 +173,14 @@ class GrokSession implements SessionUnit {
       request_id: promptId,
     });
     if (!s.session_summary) Object.assign(s, { session_summary: t.prompt.slice(0, 60), generated_title: t.prompt.slice(0, 60) });
-    fs.writeFileSync(sf, JSON.stringify(s, null, 2));
+    this.replace('summary.json', JSON.stringify(s, null, 2));
+    this.countTurn(t);
   }
+}
+
+/** grok's build_timestamp_utc: RFC 3339 with nanoseconds. */
+function buildTimestamp(d: Date): string {
+  return `${d.toISOString().slice(0, 19)}.${String(d.getMilliseconds()).padStart(3, '0')}${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}+00:00`;
 }
 
 function findSession(root: string, id: string): string | undefined {

@@ -1,6 +1,9 @@
 // The session format pi and omp share: `<ISO ts with : and . → ->_<uuidv7>.jsonl`, a v3
 // `session` header with `cwd`, then an id/parentId tree of entries. omp adds a fixed-width
-// `title` record as line 1 (rewritten in place) and a few `custom` entries.
+// `title` record as line 1 (rewritten in place) and a few `custom` entries. omp also rewrites its
+// history: a turn that reads a file read before prunes the older result ("Superseded by a newer
+// read of this file") and writes the whole file anew (to a temporary file renamed over it), as
+// omp 18.2.3 does on every such turn (compaction.supersedeReads, on by default).
 import fs from 'node:fs';
 import path, { dirname } from 'node:path';
 import type { Message, SessionUnit, Turn } from './agent.js';
@@ -10,6 +13,16 @@ export type Flavor = 'pi' | 'omp';
 
 /** omp's line 1 is exactly this many bytes, newline included, so it can be rewritten in place. */
 export const OMP_TITLE_LINE_BYTES = 256;
+
+/** What omp 18.2.3 writes over an older `read` result that a newer read of the same file made stale. */
+export const OMP_SUPERSEDED_TEXT = '[Superseded by a newer read of this file]';
+
+/** omp names no session after a greeting or a number (isLowSignalTitleInput): it waits for the next prompt. */
+const FILLER_WORDS = new Set(['hi', 'hii', 'hiya', 'hey', 'heya', 'hello', 'helo', 'hullo', 'yo', 'ya', 'ok', 'okay', 'thanks', 'thx']);
+export function lowSignalTitleInput(prompt: string): boolean {
+  const words = prompt.toLowerCase().match(/[\p{L}\p{N}]+/gu);
+  return !words || words.every((w) => FILLER_WORDS.has(w) || /^\d+$/.test(w));
+}
 
 /** pi's directory for a cwd: strip one leading separator, `/`, `\` and `:` → `-`, wrapped in `--…--`. */
 export function piDirName(cwd: string): string {
@@ -48,8 +61,9 @@ export function newestSession(dir: string): string | undefined {
   return best?.f;
 }
 
-function titleLine(title: string, updatedAt: string): string {
-  const rec = (t: string, pad: string) => JSON.stringify({ type: 'title', v: 1, title: t, source: 'auto', updatedAt, pad });
+/** omp's fixed-width line 1 (without its newline): `source` only once a title was set; a long title is cut to fit. */
+export function titleLine(title: string, updatedAt: string): string {
+  const rec = (t: string, pad: string) => JSON.stringify(title ? { type: 'title', v: 1, title: t, source: 'auto', updatedAt, pad } : { type: 'title', v: 1, title: t, updatedAt, pad });
   let t = title;
   while (Buffer.byteLength(rec(t, '')) > OMP_TITLE_LINE_BYTES - 1) t = [...t].slice(0, -1).join('');
   const free = OMP_TITLE_LINE_BYTES - 1 - Buffer.byteLength(rec(t, ''));
@@ -127,7 +141,7 @@ export class PiSession implements SessionUnit {
       stopReason,
       timestamp: at.getTime(),
     });
-    if (this.flavor === 'omp' && !this.title) this.setTitle(t.prompt.slice(0, 60), t.startedAt);
+    if (this.flavor === 'omp' && !this.title && !lowSignalTitleInput(t.prompt)) this.setTitle(t.prompt.slice(0, 60), t.startedAt);
     const user = { role: 'user', content: [{ type: 'text', text: t.prompt }], timestamp: t.startedAt.getTime(), ...(this.flavor === 'omp' ? { attribution: 'user' } : {}) };
     const call: Record<string, unknown> = { type: 'toolCall', id: callId, name: 'read', arguments: args };
     if (this.flavor === 'omp') Object.assign(call, { partialArgs: JSON.stringify(args), streamIndex: 0 });
@@ -148,9 +162,41 @@ export class PiSession implements SessionUnit {
     }
     list.push({ type: 'message', message: assistant([{ type: 'text', text: t.reply }], 'stop', t.endedAt) });
     this.entries(list, t.endedAt);
+    if (this.flavor === 'omp') this.supersedeReads(t.toolPath, callId);
   }
 
-  /** omp: rewrite the fixed-width line 1 in place and record the change in the tree. */
+  /**
+   * omp's per-turn stale-read pass: older `read` results of the file this turn read are replaced
+   * by OMP_SUPERSEDED_TEXT and, when any was, the whole file is written anew and renamed over the
+   * old one (a new inode; the header then carries the title too). Lines it does not change keep
+   * their bytes.
+   */
+  private supersedeReads(toolPath: string, keepCallId: string): void {
+    const lines = fs.readFileSync(this.path, 'utf8').split('\n');
+    let pruned = 0;
+    const out = lines.map((line) => {
+      let r: Record<string, unknown>;
+      try {
+        r = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return line;
+      }
+      if (r.type === 'session' && this.title && r.title !== this.title) return JSON.stringify({ ...r, title: this.title, titleSource: 'auto' });
+      const m = obj(r.message);
+      if (r.type !== 'message' || m.role !== 'toolResult' || m.toolName !== 'read' || m.toolCallId === keepCallId) return line;
+      if (str(obj(obj(obj(m.details).meta).source).value) !== toolPath) return line;
+      const content = Array.isArray(m.content) ? m.content.map(obj) : [];
+      if (content.length === 1 && content[0]!.text === OMP_SUPERSEDED_TEXT) return line;
+      pruned++;
+      return JSON.stringify({ ...r, message: { ...m, content: [{ type: 'text', text: OMP_SUPERSEDED_TEXT }] } });
+    });
+    if (pruned === 0) return;
+    const tmp = `${this.path}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, out.join('\n'), { mode: 0o600 });
+    fs.renameSync(tmp, this.path);
+  }
+
+  /** omp: rewrite the fixed-width line 1 in place (same bytes count, same inode) and record the change in the tree. */
   private setTitle(title: string, at: Date): void {
     this.title = title;
     const fd = fs.openSync(this.path, 'r+');
