@@ -15,6 +15,7 @@
 import { PassThrough, Transform, type Readable } from 'node:stream';
 import { HandoffError } from '../errors.js';
 import { HANDOFF_ID_RE } from '../handoff-id.js';
+import { stepBytes, type ByteMeter } from '../progress.js';
 import type { Host } from '../host/host.js';
 import { GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed } from './git.js';
 
@@ -46,6 +47,8 @@ export interface TransferInput {
   targetTips?: Promise<string[]>;
   /** Of those tips, the ones the source has too, when asked earlier (then targetTips is not needed). */
   commonTips?: Promise<string[]>;
+  /** Told the pack's bytes as they go (default: the running progress step's meter). */
+  onBytes?: ByteMeter;
 }
 
 export interface TransferResult {
@@ -102,6 +105,7 @@ export const SMALL_PACK_BYTES = 12 * 1024;
 /** pack-objects on the source → index-pack on the target (whole when small, else as one stream); returns the byte count. */
 async function streamPack(input: TransferInput, wanted: readonly string[], exclude: readonly string[], updates: readonly string[]): Promise<number> {
   const { source, target, sourceRepo, targetRepo } = input;
+  const onBytes = input.onBytes ?? stepBytes();
   const fromSource = new PassThrough();
   const revs = [...wanted, ...exclude.map((t) => `^${t}`)].join('\n') + '\n';
   const packArgs = ['pack-objects', '--thin', '--stdout', '--revs', '--delta-base-offset', '-q'];
@@ -122,6 +126,7 @@ async function streamPack(input: TransferInput, wanted: readonly string[], exclu
         new Transform({
           transform(chunk: Buffer, _enc, done) {
             bytes += chunk.length;
+            onBytes?.(chunk.length);
             done(null, chunk);
           },
         }),

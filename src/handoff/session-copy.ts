@@ -7,6 +7,7 @@ import { copyUnit, type CopyRecord, type DestinationLook } from '../transcript/c
 import type { Snapshot } from '../git/snapshot.js';
 import type { Plan } from './plan.js';
 import type { Sides } from './sides.js';
+import { stepBytes, type ByteMeter } from '../progress.js';
 
 /** `cwd` minus the agent's path below the repo root → that spelling of the repo root. */
 function rootOf(cwd: string | null | undefined, relativeCwd: string): string | null {
@@ -61,5 +62,12 @@ export async function copySessionUnit(input: SessionCopyInput): Promise<CopyReco
     arrivalsDir: input.arrivalsDir,
     overwrite: input.overwrite,
     ...(input.looked ? { looked: input.looked } : {}),
+    ...meter(input.unit.reduce((n, e) => n + (e.size ?? 0), 0)),
   });
+}
+
+/** The progress step's byte meter, told the unit's size (on a terminal a big transcript shows bytes, rate and time left). */
+function meter(total: number): { onBytes?: ByteMeter } {
+  const onBytes = stepBytes(total);
+  return onBytes ? { onBytes } : {};
 }

@@ -56,6 +56,8 @@ export interface CopyRequest {
   tag?: string;
   /** The destinations as looked at just before (see lookAtDestinations), so they are not asked again. */
   looked?: Promise<DestinationLook>;
+  /** Told the bytes read from the source as they go (progress). */
+  onBytes?: (bytes: number) => void;
 }
 
 /** `replaced`: a file as an earlier handoff left it (backup dropped once verified); `overwritten`: forced by `overwrite` (backup kept). */
@@ -246,6 +248,7 @@ async function sourceBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEnt
   raw.on('data', (chunk: Buffer) => {
     hash.update(chunk);
     size += chunk.length;
+    req.onBytes?.(chunk.length);
   });
   let digest: string | null = null;
   const seen = { sha256: () => (digest ??= hash.digest('hex')), size: () => size };
