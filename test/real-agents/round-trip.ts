@@ -34,7 +34,7 @@ export interface RealKind {
   version: string;
   /** Binary relative to the prefix `<REAL_AGENTS_DIR>/<kind>-<version>`. */
   bin: string;
-  /** Environment of the real binary (set by the shell function). */
+  /** Environment of the real binary (set by the shell function; PATH is prepended). */
   env(m: Machine, prefix: string): Record<string, string>;
   /** Arguments put before the product's (codex `-c` overrides). */
   args?(m: Machine): string[];
@@ -80,7 +80,8 @@ function installLauncher(k: RealKind, m: Machine, dirs: string[]): () => void {
     fs.renameSync(tmp, bashrc);
   }
   const prefix = prefixOf(k);
-  const env = Object.entries(k.env(m, prefix)).map(([n, v]) => `${n}=${shq(v)}`).join(' ');
+  // PATH is put in front of the shell's own (omp runs on bun); the rest are literal.
+  const env = Object.entries(k.env(m, prefix)).map(([n, v]) => (n === 'PATH' ? `PATH=${shq(v)}:"$PATH"` : `${n}=${shq(v)}`)).join(' ');
   const args = (k.args?.(m) ?? []).map(shq).join(' ');
   const cases = dirs.flatMap((d) => [`${d}`, `${d}/*`, `${d}.worktrees/*`]).map((p) => `${shq(p).replace(/\*'$/, "'*")}`).join('|');
   const fn = [
