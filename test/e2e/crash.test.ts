@@ -200,7 +200,7 @@ async function runCases(cases: [string, ('placement' | 'session_copy')?][]): Pro
     .map(([, r]) => r);
 }
 
-/** Print the table so far (and keep it in /tmp/ah-crash-table.md), then check the rows. */
+/** Print the table so far (and keep it in the file AH_CRASH_TABLE names, if any), then check the rows. */
 function report(rows: Row[]): void {
   table.push(...rows);
   const lines = [
@@ -210,7 +210,7 @@ function report(rows: Row[]): void {
   ];
   console.log(lines.join('\n'));
   console.log(timings.join('\n'));
-  fs.writeFileSync('/tmp/ah-crash-table.md', lines.join('\n') + '\n');
+  if (process.env.AH_CRASH_TABLE) fs.writeFileSync(process.env.AH_CRASH_TABLE, lines.join('\n') + '\n');
   for (const r of rows) {
     expect(r, r.point).toMatchObject({ sendExit: 'killed', filesKept: true, leftovers: 'none' });
     expect(['source', 'target'], r.point).toContain(r.agentAt);

@@ -117,6 +117,9 @@ afterAll(async () => {
       // already gone
     }
   }
+  // fish keeps its runtime files in /tmp/fish.<user> when XDG_RUNTIME_DIR is not set (it is not, over
+  // ssh): made by the fish logins of this test, removed with them (fish makes it again when needed).
+  fs.rmSync('/tmp/fish.vegafish', { recursive: true, force: true });
 });
 
 describe('hostile input', () => {

@@ -2,13 +2,21 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { LocalHost } from '../../src/host/local.js';
 import { runInOrder } from '../../src/host/run-in-order.js';
 import { hostileArgs } from './hostile-args.js';
 
 const host = new LocalHost();
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'ah-rio-'));
+const made: string[] = [];
+const tmp = (): string => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-rio-'));
+  made.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
 
 describe('runInOrder', () => {
   it('runs every command in its folder, in order, with arguments passed as they are', async () => {
