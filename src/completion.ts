@@ -10,7 +10,7 @@ import type { Argv } from 'yargs';
 import { stateDir } from './handoff/journal.js';
 
 /** What a positional argument names, so the right candidates are offered for it. */
-type PositionalKind = 'agent' | 'host' | 'handoff' | 'other';
+type PositionalKind = 'agent' | 'host' | 'handoff' | 'command' | 'other';
 
 export interface CommandSpec {
   name: string;
@@ -31,7 +31,7 @@ export interface CompletionData {
 /** The parser factory of src/cli.ts: a fresh yargs instance for the given argv. */
 export type ParserFactory = (argv: string[]) => Argv;
 
-const POSITIONAL_KINDS: Record<string, PositionalKind> = { agent: 'agent', target: 'host', id: 'handoff' };
+const POSITIONAL_KINDS: Record<string, PositionalKind> = { agent: 'agent', target: 'host', id: 'handoff', command: 'command' };
 const VALUE_FLAG_KINDS: Record<string, PositionalKind> = { from: 'host' };
 
 /** Options section of a usage text (unwrapped) → flags. */
@@ -122,6 +122,7 @@ async function candidates(kind: PositionalKind, data: CompletionData): Promise<s
   if (kind === 'agent') return data.agents();
   if (kind === 'host') return data.hosts();
   if (kind === 'handoff') return data.handoffs();
+  if (kind === 'command') return data.commands.map((c) => c.name); // `help <command>`
   return [];
 }
 

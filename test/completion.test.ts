@@ -69,6 +69,7 @@ describe('completion candidates', () => {
     [['recover', '2026113'], ['20261130-101010-aaaa']],
     [['recover', '--r'], ['--rollback']],
     [['completion', '--s'], ['--shell']],
+    [['help', 's'], ['send', 'show', 'schema']],
     [['frobnicate', ''], []],
   ];
   for (const [words, want] of cases) {
