@@ -144,6 +144,12 @@ interface ExecOutcome {
   stderr: Buffer;
 }
 
+/** What the user typed, with the address when that was an alias: `vega-slow (vega@127.0.0.1:2300)`. */
+function named(typed: string, address: string): string {
+  const label = typed.trim();
+  return !label || label === address ? address : `${label} (${address})`;
+}
+
 export class SshHost implements Host {
   readonly kind = 'ssh' as const;
   /** The target as the user typed it (`vega`, `user@host`): what messages and progress name. */
@@ -226,7 +232,7 @@ export class SshHost implements Host {
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         timedOut = true;
-        reject(new HostError('connect_timeout', `No ssh session with ${hopLabel(last)} within ${Math.round(timeoutMs / 100) / 10} s${chain.length > 1 ? ` (via ${chain.slice(0, -1).map(hopLabel).join(' → ')})` : ''}.`, {
+        reject(new HostError('connect_timeout', `No ssh session with ${named(target, hopLabel(last))} within ${Math.round(timeoutMs / 100) / 10} s${chain.length > 1 ? ` (via ${chain.slice(0, -1).map(hopLabel).join(' → ')})` : ''}.`, {
           fix: 'Check that the host is up and reachable and that the port runs sshd (a firewall that drops packets looks like this too).',
         }));
       }, timeoutMs);
@@ -262,7 +268,7 @@ export class SshHost implements Host {
 
   /** The label, with the address when the label is an alias (`vega-slow (vega@127.0.0.1:2300)`). */
   private get named(): string {
-    return this.label === this.address ? this.label : `${this.label} (${this.address})`;
+    return named(this.label, this.address);
   }
 
   /** Local TCP port of the connection (to find it in sshd logs). */

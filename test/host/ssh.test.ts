@@ -341,6 +341,8 @@ describe('timeouts and refusals before a session exists', () => {
       const started = Date.now();
       const err = await hostErrorOf(SshHost.connect(`ssh://vega@127.0.0.1:${port}`, { ...fx.opts, connectTimeoutMs: 700 }));
       expect(err.code).toBe('connect_timeout');
+      // Named as typed, with where that is.
+      expect(err.message).toContain(`No ssh session with ssh://vega@127.0.0.1:${port} (vega@127.0.0.1:${port}) within`);
       expect(Date.now() - started).toBeLessThan(2500);
       // Our side let go of the socket.
       expect(peers.length).toBe(1);
