@@ -190,6 +190,7 @@ export async function roundTrip(k: RealKind): Promise<Timing[]> {
       timings.push({ leg: leg.leg, ms });
       expect(r.json, `${leg.leg}: ${JSON.stringify(r.json)}\n${r.stderr}`).toMatchObject({ ok: true, command: 'send', dry_run: false });
       const out = r.json as unknown as SendOut;
+      console.log(`${k.kind} ${leg.leg}: ${(ms / 1000).toFixed(1)} s, session via ${out.session?.via}, trust ${String(r.json.trust)}, waiting for user ${JSON.stringify(r.json.waiting_for_user ?? [])}`);
       workspaces.push({ user: leg.to.user, id: out.target_agent.workspace });
       await checkLanded(world, k, leg.to, leg.from, out, leg.word, leg.old);
     }

@@ -92,11 +92,18 @@ const codex: RealKind = {
       }, 60_000).catch((err: unknown) => {
         throw new Error(`${(err as Error).message}; screen:\n${last}`, { cause: err });
       });
-      // Both decisions are in config.toml now; the prime's codex ends with its tmux server.
+      // The hook's trust is in config.toml now; the prime's codex ends with its tmux server.
     } finally {
       t.stop();
       fs.rmSync(status, { force: true });
+      fs.rmSync(t.socket, { force: true });
     }
+    // The folder's trust is made sure of too, once the prime is gone (seen missing once after it,
+    // and then, on a loaded machine, codex drew its trust screen after the product's start had
+    // looked, so the resumed agent sat at it).
+    const config = path.join(codexHome(m), 'config.toml');
+    const section = `[projects.${JSON.stringify(m.checkout)}]`;
+    if (!fs.readFileSync(config, 'utf8').includes(section)) fs.appendFileSync(config, `\n${section}\ntrust_level = "trusted"\n`);
   },
   rewrittenFiles: (file) => [file],
   unitsBeside: (file, checkout) => entries(path.dirname(file), (n) => /^rollout-.*\.jsonl$/.test(n)).filter((f) => mentions(f, checkout)),
