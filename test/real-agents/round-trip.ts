@@ -105,7 +105,6 @@ interface SendOut {
   source_pane_at_shell: boolean;
   source_stash: { stashed: boolean };
   plan: { will_create: { session_file: string } };
-  session: { id: string; via: string };
 }
 
 function jsonLines(file: string): unknown[] {
@@ -190,7 +189,7 @@ export async function roundTrip(k: RealKind): Promise<Timing[]> {
       timings.push({ leg: leg.leg, ms });
       expect(r.json, `${leg.leg}: ${JSON.stringify(r.json)}\n${r.stderr}`).toMatchObject({ ok: true, command: 'send', dry_run: false });
       const out = r.json as unknown as SendOut;
-      console.log(`${k.kind} ${leg.leg}: ${(ms / 1000).toFixed(1)} s, session via ${out.session?.via}, trust ${String(r.json.trust)}, waiting for user ${JSON.stringify(r.json.waiting_for_user ?? [])}`);
+      console.log(`${k.kind} ${leg.leg}: ${(ms / 1000).toFixed(1)} s, trust ${String(r.json.trust)}, waiting for user ${JSON.stringify(r.json.waiting_for_user ?? [])}`);
       workspaces.push({ user: leg.to.user, id: out.target_agent.workspace });
       await checkLanded(world, k, leg.to, leg.from, out, leg.word, leg.old);
     }
