@@ -48,3 +48,8 @@ if [ -n "$missing" ]; then
   fi
   rm -f /tmp/ah-apt.$$.log
 fi
+
+# The five real agent CLIs the real-agent tests run (pinned, into a cache folder outside the
+# checkout; once per machine, later runs only check their versions). A failure stops the run: a
+# real-agent test never skips for a missing agent.
+sh "$(dirname "$0")/install-real-agents.sh" >&2

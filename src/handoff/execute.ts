@@ -422,10 +422,20 @@ async function verify(plan: Plan, sides: Sides, started: StartResult, filesCheck
 
 /**
  * Files whose first `size` bytes are not what we wrote. The resumed agent appends to its session
- * at once (claude writes mode records on start), so the written bytes must be a prefix, not all.
+ * at once (claude writes mode records on start), so the written bytes must be a prefix, not all;
+ * and some rewrite a file as they resume (grok's prompt_context.json and summary.json): a file
+ * that no longer starts with our bytes but carries a newer mtime than the one we gave it was
+ * written by the agent since, which is no failure of the copy.
  */
 async function sessionInPlace(host: Host, session: CopyRecord): Promise<string[]> {
-  const ok = await Promise.all(session.files.map(async (f) => (await remotePrefixHash(host, f.path, f.size).catch(() => null)) === f.sha256));
+  const ok = await Promise.all(
+    session.files.map(async (f) => {
+      if ((await remotePrefixHash(host, f.path, f.size).catch(() => null)) === f.sha256) return true;
+      const now = await host.stat(f.path).catch(() => null);
+      // SFTP sets times in whole seconds: ours is the source's mtime to the second.
+      return now?.type === 'file' && f.source !== undefined && now.mtimeMs - f.source.mtimeMs >= 1000;
+    }),
+  );
   return session.files.filter((_, i) => !ok[i]).map((f) => f.path);
 }
 
