@@ -23,7 +23,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..', '..', '..');
 const APP = path.join(ROOT, 'bin', 'agent-handoff.js');
 
-const AGENT = 'demo-pi';
+export const AGENT = 'demo-pi';
 const PROMPT = 'make the greeting friendlier';
 
 /** Timing overrides read only by the simulator and the fake agents (never by the product). */
@@ -31,7 +31,7 @@ const FAST_ENV = { HERDR_SIM_READY_MS: '300', HERDR_SIM_POLL_MS: '100', FAKE_AGE
 
 class DemoFailure extends Error {}
 
-interface Sandbox {
+export interface Sandbox {
   dir: string;
   home: string;
   bin: string;
@@ -82,10 +82,11 @@ async function waitFor<T>(what: string, check: () => T | undefined | null | fals
   }
 }
 
-function makeSandbox(): Sandbox {
-  const compiledWorld = HERE;
-  if (!fs.existsSync(path.join(compiledWorld, 'herdr', 'cli.js')) || !fs.existsSync(APP) || !fs.existsSync(path.join(ROOT, 'dist', 'src', 'cli.js'))) {
-    throw new DemoFailure(`the compiled code is missing under ${ROOT}/dist; run \`npm install\` (or \`npm run build\`) first`);
+/** `compiledWorld`: dist/test/world (a test running this module from its TypeScript source passes it). */
+export function makeSandbox(compiledWorld = HERE): Sandbox {
+  const root = path.resolve(compiledWorld, '..', '..', '..');
+  if (!fs.existsSync(path.join(compiledWorld, 'herdr', 'cli.js')) || !fs.existsSync(path.join(root, 'bin', 'agent-handoff.js')) || !fs.existsSync(path.join(root, 'dist', 'src', 'cli.js'))) {
+    throw new DemoFailure(`the compiled code is missing under ${root}/dist; run \`npm install\` (or \`npm run build\`) first`);
   }
   // Short path: the herdr and tmux sockets live inside it (Unix socket paths are limited to ~100 bytes).
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-demo-'));
@@ -117,7 +118,7 @@ function makeSandbox(): Sandbox {
   return { dir, home, bin, socket, repo: path.join(home, 'src', 'greeter'), env, serverPid: undefined, serverLog: path.join(dir, 'herdr-server.log') };
 }
 
-async function startServer(sb: Sandbox): Promise<void> {
+export async function startServer(sb: Sandbox): Promise<void> {
   const out = fs.openSync(sb.serverLog, 'a');
   const child = spawn(path.join(sb.bin, 'herdr'), ['server'], {
     cwd: sb.home,
@@ -135,7 +136,7 @@ async function startServer(sb: Sandbox): Promise<void> {
   });
 }
 
-async function stopServer(sb: Sandbox): Promise<void> {
+export async function stopServer(sb: Sandbox): Promise<void> {
   if (!alive(sb.serverPid)) return;
   run(sb, [path.join(sb.bin, 'herdr'), 'server', 'stop']);
   try {
@@ -146,7 +147,7 @@ async function stopServer(sb: Sandbox): Promise<void> {
   }
 }
 
-function makeRepo(sb: Sandbox): void {
+export function makeRepo(sb: Sandbox): void {
   const origin = path.join(sb.dir, 'origin', 'greeter.git');
   const git = (args: string[], cwd = sb.home) => must(sb, ['git', ...args], { cwd });
   fs.mkdirSync(path.dirname(origin), { recursive: true });
@@ -176,7 +177,7 @@ function screen(sb: Sandbox, pane: string): string {
   return run(sb, [path.join(sb.bin, 'herdr'), 'pane', 'read', pane, '--source', 'visible']).stdout;
 }
 
-async function startAgent(sb: Sandbox): Promise<string> {
+export async function startAgent(sb: Sandbox): Promise<string> {
   must(sb, [path.join(sb.bin, 'herdr'), 'integration', 'install', 'pi']);
   const ws = herdrJson(sb, ['workspace', 'create', '--cwd', sb.repo, '--label', 'greeter', '--no-focus']) as { result: { root_pane: { pane_id: string } } };
   const pane = ws.result.root_pane.pane_id;
@@ -195,7 +196,7 @@ async function startAgent(sb: Sandbox): Promise<string> {
   return pane;
 }
 
-function makeChanges(sb: Sandbox): void {
+export function makeChanges(sb: Sandbox): void {
   fs.writeFileSync(path.join(sb.repo, 'src', 'greet.js'), 'export const greet = (name) => `Hello ${name}, nice to see you!`;\n');
   fs.writeFileSync(path.join(sb.repo, 'NOTES.md'), 'work in progress: friendlier greeting\n');
 }
