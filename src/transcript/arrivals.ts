@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
-import { ledgerName, MISSING_HASH_TOOL, RECORD_LEFT_PROGRAM } from './left-ledger.js';
+import { HASH_FN, ledgerName, MISSING_HASH_TOOL, RECORD_LEFT_PROGRAM } from './left-ledger.js';
 
 /** What a file's bytes are: the facts the arrival ledger keeps. */
 export interface ContentFacts {
@@ -87,8 +87,7 @@ export async function recordArrivals(host: Host, dir: string, arrivals: readonly
  * Numbers from the entry are checked to be digits before any arithmetic uses them.
  */
 export const ARRIVAL_VERDICT_PROGRAM = [
-  'if command -v sha256sum >/dev/null 2>&1; then h() { sha256sum | cut -c1-64; }',
-  `elif command -v shasum >/dev/null 2>&1; then h() { shasum -a 256 | cut -c1-64; }; else exit ${MISSING_HASH_TOOL}; fi`,
+  HASH_FN,
   'd=$1; shift',
   'while [ "$#" -ge 2 ]; do',
   '  f=$1; e=$d/$2; shift 2',
@@ -137,8 +136,7 @@ export async function arrivalVerdicts(host: Host, dir: string, files: readonly s
 
 /** $1 a file: `size head sha256 restSha256 endsWithNewline`, computed on its host. */
 export const DESCRIBE_PROGRAM = [
-  'if command -v sha256sum >/dev/null 2>&1; then h() { sha256sum | cut -c1-64; }',
-  `elif command -v shasum >/dev/null 2>&1; then h() { shasum -a 256 | cut -c1-64; }; else exit ${MISSING_HASH_TOOL}; fi`,
+  HASH_FN,
   'f=$1',
   '[ -f "$f" ] || exit 66',
   'n=$(wc -c <"$f" | tr -d " ")',

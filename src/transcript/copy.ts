@@ -22,7 +22,7 @@ import type { Host } from '../host/host.js';
 import type { ByteRange, FileStat } from '../host/host.js';
 import { arrivalVerdicts, ContentHasher, describeFile, type ContentFacts, type Verdict } from './arrivals.js';
 import { inspectFolders, makeFolders, type FolderState } from './folders.js';
-import { isAsLeft, readLeft, type LeftState } from './left-ledger.js';
+import { HASH_FN, isAsLeft, MISSING_HASH_TOOL, readLeft, type LeftState } from './left-ledger.js';
 import { createRewriteStream, matcherFor, RewriteMatcher, type RewritePlan } from './rewrite.js';
 
 /** One file of a unit (the shape `UnitEntry` of adapters/adapter.ts has). */
@@ -192,13 +192,11 @@ export async function remotePrefixHash(host: Host, file: string, n: number): Pro
   return hex;
 }
 
-const MISSING_HASH_TOOL = 69;
 const PREFIX_HASH_SCRIPT = [
   'n=$1; f=$2',
   '[ -f "$f" ] || { printf "not a regular file: %s\\n" "$f" >&2; exit 66; }',
-  'if command -v sha256sum >/dev/null 2>&1; then set -- sha256sum',
-  `elif command -v shasum >/dev/null 2>&1; then set -- shasum -a 256; else exit ${MISSING_HASH_TOOL}; fi`,
-  'head -c "$n" <"$f" | "$@"',
+  HASH_FN,
+  'head -c "$n" <"$f" | h',
 ].join('\n');
 
 /** $2 given the ISO time $3 (atime and mtime alike: one touch), then renamed to $4 ('' = stay). */

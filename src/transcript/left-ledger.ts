@@ -61,18 +61,26 @@ export async function recordLeft(host: Host, dir: string, files: readonly LeftFi
 export const MISSING_HASH_TOOL = 69;
 
 /**
+ * sh: `h` reads stdin and prints its sha256 as 64 hex digits, with the host's own tool
+ * (`sha256sum` on GNU and busybox, `shasum -a 256` on macOS); exits MISSING_HASH_TOOL without one.
+ */
+export const HASH_FN = [
+  'if command -v sha256sum >/dev/null 2>&1; then h() { sha256sum | cut -c1-64; }',
+  `elif command -v shasum >/dev/null 2>&1; then h() { shasum -a 256 | cut -c1-64; }; else exit ${MISSING_HASH_TOOL}; fi`,
+].join('\n');
+
+/**
  * $1 the ledger folder, then pairs of (session file, its ledger name). For each pair, two lines:
  * the ledger entry (or `-` when there is none) and, when there is one, the file's sha256 now
  * (`-` when it is not a regular file; no hash is computed without a ledger entry).
  */
 export const READ_LEFT_PROGRAM = [
-  'if command -v sha256sum >/dev/null 2>&1; then h() { sha256sum; }',
-  `elif command -v shasum >/dev/null 2>&1; then h() { shasum -a 256; }; else exit ${MISSING_HASH_TOOL}; fi`,
+  HASH_FN,
   'd=$1; shift',
   'while [ "$#" -ge 2 ]; do',
   '  if [ -f "$d/$2" ] && [ -r "$d/$2" ]; then',
   '    head -n 1 <"$d/$2" | tr -d "\\n"; echo',
-  '    if [ -f "$1" ]; then h <"$1" | cut -c1-64; else echo -; fi',
+  '    if [ -f "$1" ]; then h <"$1"; else echo -; fi',
   '  else printf -- "-\\n-\\n"; fi',
   '  shift 2',
   'done',

@@ -1,7 +1,6 @@
 // The arrival ledger's sh programs under each POSIX shell here: verdicts for append / head /
 // none, hostile paths as data, and entries whose numbers are not numbers never reach arithmetic.
 import { createHash } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +9,7 @@ import { LocalHost } from '../../src/host/local.js';
 import { ARRIVAL_VERDICT_PROGRAM, ContentHasher, DESCRIBE_PROGRAM, describeFile, parseVerdicts, recordArrivals, type Arrival } from '../../src/transcript/arrivals.js';
 import { ledgerName, RECORD_LEFT_PROGRAM } from '../../src/transcript/left-ledger.js';
 import { hostileArgs } from '../host/hostile-args.js';
+import { POSIX_SHELLS, runUnder } from '../helpers/posix-shells.js';
 
 const temps: string[] = [];
 afterAll(() => {
@@ -21,15 +21,6 @@ function tempDir(): string {
   return d;
 }
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
-const SHELLS = [['dash'], ['bash', '--posix']].filter(([sh]) => {
-  try {
-    execFileSync('sh', ['-c', 'command -v "$1"', 'sh', sh!]);
-    return true;
-  } catch {
-    return false;
-  }
-});
-const run = (shell: string[], program: string, args: string[]) => execFileSync(shell[0]!, [...shell.slice(1), '-c', program, 'sh', ...args], { encoding: 'utf8' });
 
 function facts(text: string) {
   const h = new ContentHasher();
@@ -52,7 +43,7 @@ describe('ContentHasher', () => {
   });
 });
 
-describe.each(SHELLS.map((s) => [s.join(' '), s] as const))('the arrival programs under %s', (_name, shell) => {
+describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('the arrival programs under %s', (_name, shell) => {
   it('tell append, head and none, with hostile paths as data', () => {
     const dir = tempDir();
     const canaries = path.join(dir, 'canaries');
@@ -65,20 +56,20 @@ describe.each(SHELLS.map((s) => [s.join(' '), s] as const))('the arrival program
     const files = names.map((n) => path.join(store, n));
     const entries: Arrival[] = files.map((f) => ({ path: f, ...facts(arrived), handoff: 'h' }));
     for (const f of files) fs.writeFileSync(f, arrived);
-    run(shell, RECORD_LEFT_PROGRAM, [ledger, ...entries.flatMap((a) => [ledgerName(a.path), `${a.size} ${a.headLength} ${a.sha256} ${a.restSha256} 1\n${JSON.stringify(a)}`])]);
+    runUnder(shell, RECORD_LEFT_PROGRAM, [ledger, ...entries.flatMap((a) => [ledgerName(a.path), `${a.size} ${a.headLength} ${a.sha256} ${a.restSha256} 1\n${JSON.stringify(a)}`])]);
     // what each file becomes: appended, first line rewritten (+tail), cut, untouched
     fs.appendFileSync(files[0]!, 'tail\n');
     fs.writeFileSync(files[1]!, 'TITLE   \nline one\nline two\nmore\n');
     fs.writeFileSync(files[2]!, 'title   \nline one\n');
     const args = [ledger, ...files.flatMap((f) => [f, ledgerName(f)])];
-    const v = parseVerdicts(run(shell, ARRIVAL_VERDICT_PROGRAM, args), files.length);
+    const v = parseVerdicts(runUnder(shell, ARRIVAL_VERDICT_PROGRAM, args), files.length);
     expect(v[0]).toEqual({ kind: 'append', sizeNow: arrived.length + 5, sha256Now: sha(fs.readFileSync(files[0]!)), arrived: { size: arrived.length, headLength: 9, endsWithNewline: true } });
     expect(v[1]).toMatchObject({ kind: 'head', sizeNow: arrived.length + 5 });
     expect(v[2]).toEqual({ kind: 'none' });
     for (const x of v.slice(3)) expect(x).toMatchObject({ kind: 'append', sizeNow: arrived.length });
     // describe: the same facts the hasher computes, on the host
     for (const f of files.slice(0, 3)) {
-      const [n, hl, s, rs, nl] = run(shell, DESCRIBE_PROGRAM, [f]).trim().split(' ');
+      const [n, hl, s, rs, nl] = runUnder(shell, DESCRIBE_PROGRAM, [f]).trim().split(' ');
       const want = facts(fs.readFileSync(f, 'utf8'));
       expect({ size: Number(n), headLength: Number(hl), sha256: s, restSha256: rs, endsWithNewline: nl === '1' }).toEqual(want);
     }
@@ -95,7 +86,7 @@ describe.each(SHELLS.map((s) => [s.join(' '), s] as const))('the arrival program
     const bad = [`a[$(touch ${canary})] 1 x y 1`, `4 b[$(touch ${canary})] x y 1`, '4 2 x y $(id)', '-1 2 x y 1', ' 2 x y 1', '4  x y 1'];
     for (const line of bad) {
       fs.writeFileSync(path.join(ledger, ledgerName(f)), `${line}\n{}\n`);
-      expect(parseVerdicts(run(shell, ARRIVAL_VERDICT_PROGRAM, [ledger, f, ledgerName(f)]), 1)).toEqual([{ kind: 'none' }]);
+      expect(parseVerdicts(runUnder(shell, ARRIVAL_VERDICT_PROGRAM, [ledger, f, ledgerName(f)]), 1)).toEqual([{ kind: 'none' }]);
     }
     expect(fs.existsSync(canary)).toBe(false);
   });

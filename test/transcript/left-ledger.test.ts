@@ -1,7 +1,6 @@
 // The ledger's two sh programs, run directly under each POSIX shell here, with hostile paths: the
 // data stays data (no canary file appears), entries round-trip, and the reader's answer parses.
 import { createHash } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LocalHost } from '../../src/host/local.js';
 import { isAsLeft, ledgerName, parseLeft, READ_LEFT_PROGRAM, readLeft, RECORD_LEFT_PROGRAM, recordLeft, type LeftFile } from '../../src/transcript/left-ledger.js';
 import { hostileArgs } from '../host/hostile-args.js';
+import { POSIX_SHELLS, runUnder } from '../helpers/posix-shells.js';
 
 const temps: string[] = [];
 afterAll(() => {
@@ -20,21 +20,10 @@ function tempDir(): string {
   return d;
 }
 
-const SHELLS = [['dash'], ['bash', '--posix']].filter(([sh]) => {
-  try {
-    execFileSync('sh', ['-c', 'command -v "$1"', 'sh', sh!]);
-    return true;
-  } catch {
-    return false;
-  }
-});
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
-function run(shell: string[], program: string, args: string[]): string {
-  return execFileSync(shell[0]!, [...shell.slice(1), '-c', program, 'sh', ...args], { encoding: 'utf8' });
-}
 
-describe.each(SHELLS.map((s) => [s.join(' '), s] as const))('the ledger programs under %s', (_name, shell) => {
+describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('the ledger programs under %s', (_name, shell) => {
   it('record and read hostile paths as data', () => {
     const dir = tempDir();
     const canaries = path.join(dir, 'canaries');
@@ -49,7 +38,7 @@ describe.each(SHELLS.map((s) => [s.join(' '), s] as const))('the ledger programs
       return { path: f, sha256: sha(`content ${i}\n`), size: `content ${i}\n`.length, mtimeMs: 1, handoff: 'h', to: '$(touch x)', at: 'now' };
     });
     const ledger = path.join(dir, 'led ger', '$(x)');
-    run(shell, RECORD_LEFT_PROGRAM, [ledger, ...entries.flatMap((e) => [ledgerName(e.path), JSON.stringify(e)])]);
+    runUnder(shell, RECORD_LEFT_PROGRAM, [ledger, ...entries.flatMap((e) => [ledgerName(e.path), JSON.stringify(e)])]);
     expect(fs.statSync(ledger).mode & 0o777).toBe(0o700);
     for (const e of entries) expect(fs.statSync(path.join(ledger, ledgerName(e.path))).mode & 0o777).toBe(0o600);
     // one file missing, one changed, one not recorded at all
@@ -58,7 +47,7 @@ describe.each(SHELLS.map((s) => [s.join(' '), s] as const))('the ledger programs
     const unrecorded = path.join(store, 'never left');
     fs.writeFileSync(unrecorded, 'x');
     const asked = [...files, unrecorded];
-    const states = parseLeft(run(shell, READ_LEFT_PROGRAM, [ledger, ...asked.flatMap((f) => [f, ledgerName(f)])]), asked);
+    const states = parseLeft(runUnder(shell, READ_LEFT_PROGRAM, [ledger, ...asked.flatMap((f) => [f, ledgerName(f)])]), asked);
     expect(states[0]).toEqual({ left: entries[0], sha256Now: null });
     expect(states[1]!.left).toEqual(entries[1]);
     expect(states[1]!.sha256Now).toBe(sha(fs.readFileSync(files[1]!)));
