@@ -67,7 +67,9 @@ async function startWithRetry(herdr: HerdrClient, req: StartRequest, pane: strin
         await sleep(250);
         continue;
       }
-      if (err instanceof HerdrError && err.herdrCode === 'timeout') return null; // judged by its screen below
+      // Not ready in time, or (real herdr 0.8.2) ready but showing a screen that waits for an
+      // answer, such as folder trust: both are judged by the screen below.
+      if (err instanceof HerdrError && (err.herdrCode === 'timeout' || err.herdrCode === 'agent_not_ready')) return null;
       if (err instanceof HerdrError && err.herdrCode === 'agent_start_failed') {
         const screen = await herdr.read(pane, { source: 'recent', lines: 40 }).catch(() => '');
         throw new HandoffError('start_failed', `The ${req.kind} agent exited on the target right after starting:\n${screenTail(screen)}`, {

@@ -91,6 +91,14 @@ export interface StartedAgent {
   name: string;
 }
 
+/** Each agent's own folder in a home (created by its first run). */
+const AGENT_HOME: Record<string, string> = { pi: '.pi/agent', omp: '.omp/agent', claude: '.claude', codex: '.codex', grok: '.grok' };
+
+function mkdirAs(user: WorldUser, dir: string): void {
+  const r = runAsSync(user, ['mkdir', '-p', dir]);
+  if (r.status !== 0) throw new Error(`mkdir -p ${dir} as ${user.name}: ${r.stderr}`);
+}
+
 /**
  * Open a workspace in `cwd` as `user`, install the herdr integration for `kind` (unless told not
  * to) and start a fake agent there under `name`, as a person would with herdr.
@@ -102,7 +110,12 @@ export async function startFakeAgent(
   cwd: string,
   opts: { name: string; integration?: boolean; args?: string[]; waitSession?: boolean },
 ): Promise<StartedAgent> {
-  if (opts.integration !== false) await herdrOk(world, user, ['integration', 'install', kind === 'claude' ? 'claude' : kind]);
+  if (opts.integration !== false) {
+    // Real herdr installs only for an agent that has run here (its folder exists), as it has for a
+    // person who uses it.
+    mkdirAs(user, path.join(user.home, AGENT_HOME[kind] ?? `.${kind}`));
+    await herdrOk(world, user, ['integration', 'install', kind]);
+  }
   const ws = (await herdrOk(world, user, ['workspace', 'create', '--cwd', cwd, '--label', opts.name, '--no-focus'])) as { result: { workspace: { workspace_id: string }; root_pane: { pane_id: string } } };
   const pane = ws.result.root_pane.pane_id;
   try {
@@ -120,6 +133,8 @@ async function startIn(world: World, user: WorldUser, kind: string, pane: string
     const r = await herdr(world, user, ['agent', 'start', opts.name, '--kind', kind, '--pane', pane, '--', ...(opts.args ?? [])]);
     if (r.code === 0) return true;
     if (/not an available shell/.test(r.stderr)) return false;
+    // Real herdr: started, but waiting at a screen (folder trust) the test answers.
+    if (/"agent_not_ready"/.test(r.stderr)) return true;
     throw new Error(`agent start failed: ${r.stderr}`);
   });
   if (opts.waitSession !== false && opts.integration !== false) {

@@ -1,6 +1,7 @@
 // Two "machines" on loopback: Unix users with their own homes, one sshd on 127.0.0.1, keys and
-// known_hosts both ways, a git origin both clone from at different paths, and a herdr simulator
-// server per machine user. Needs root (useradd, sshd). Node built-ins only, so the world can be
+// known_hosts both ways, a git origin both clone from at different paths, and a herdr server per
+// machine user: the real herdr 0.8.2 (../shared/herdr beside the checkout), or with
+// AH_WORLD_HERDR=simulator our simulator. Needs root (useradd, sshd). Node built-ins only, so the world can be
 // driven from vitest (global setup, test files) and from a shell (`node dist/test/world/cli.js up`).
 //
 // Facts and traps this follows: /work/shared/test-infra.md (absolute sshd paths, `usermod -p '*'`
@@ -12,6 +13,21 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const WORLD_DIR = process.env.AH_WORLD_DIR || '/tmp/ah-world';
+
+export type HerdrKind = 'real' | 'simulator';
+
+/** The herdr the world is to run: real 0.8.2 unless AH_WORLD_HERDR=simulator. */
+export function wantedHerdrKind(): HerdrKind {
+  const v = process.env.AH_WORLD_HERDR;
+  if (v === undefined || v === '' || v === 'real') return 'real';
+  if (v === 'simulator') return 'simulator';
+  throw new Error(`AH_WORLD_HERDR=${v}: expected real or simulator`);
+}
+
+/** The real herdr 0.8.2 binary: CI keeps the shared folder beside the checkout. */
+export function realHerdrSource(): string {
+  return path.resolve(repoDir(), '..', 'shared', 'herdr', '0.8.2', 'herdr');
+}
 const WORLD_FILE = path.join(WORLD_DIR, 'world.json');
 
 /** The two machines, and extra target users whose login shells differ (for command-encoding tests). */
@@ -39,8 +55,10 @@ export interface World {
   origin: string;
   /** The checkout of each machine user (different paths on purpose). */
   repos: { laptop: string; vega: string };
-  /** herdr simulator server pids per machine user (absent until the simulator is installed). */
+  /** herdr server pids per machine user. */
   herdrServers: Record<string, number>;
+  /** Which herdr the machines run. */
+  herdrKind: HerdrKind;
   /** Path of the agent-handoff launcher that the world users can read and run. */
   app: string;
   /** Environment overrides for fast tests (simulator and fake agents only). */
@@ -63,6 +81,7 @@ function libFingerprint(): number {
   return newest;
 }
 
+// herdr's real waits are its own (3 s readiness); only the simulator and the fakes are sped up.
 const FAST_ENV: Record<string, string> = {
   HERDR_SIM_READY_MS: '300',
   HERDR_SIM_POLL_MS: '100',
@@ -366,12 +385,15 @@ export function laptopAlias(world: World, name: string, port: number, opts: { us
   };
 }
 
-/** Hooks filled in by the simulator and fake agents once they exist (kept optional here). */
+/** herdr (real or simulated) and the fake agents into the world's bin folder. */
 async function installExecutables(world: World): Promise<void> {
-  const herdrCli = path.join(world.libDir, 'herdr', 'cli.js');
-  if (fs.existsSync(herdrCli)) {
+  const herdr = path.join(world.binDir, 'herdr');
+  if (world.herdrKind === 'real') {
+    fs.writeFileSync(herdr, herdrGate(installRealHerdr(world), path.join(world.libDir, 'herdr', 'fault-gate.js')), { mode: 0o755 });
+  } else {
+    const herdrCli = path.join(world.libDir, 'herdr', 'cli.js');
     const launcher = `#!/usr/bin/env node\n// herdr simulator (agent-handoff test world)\nimport(${JSON.stringify(herdrCli)}).then(async (m) => { process.exitCode = await m.main(process.argv.slice(2)); });\n`;
-    fs.writeFileSync(path.join(world.binDir, 'herdr'), launcher, { mode: 0o755 });
+    fs.writeFileSync(herdr, launcher, { mode: 0o755 });
   }
   const agentsInstall = path.join(world.libDir, 'agents', 'install.js');
   if (fs.existsSync(agentsInstall)) {
@@ -379,6 +401,36 @@ async function installExecutables(world: World): Promise<void> {
     mod.writeAgentBins?.(world.binDir, world.libDir);
   }
   sh('chmod', ['-R', 'a+rX', world.binDir]);
+}
+
+/** A copy of the real binary every world user can run (the checkout may sit in a private folder). */
+function installRealHerdr(world: World): string {
+  const source = realHerdrSource();
+  if (!fs.existsSync(source)) throw new Error(`real herdr 0.8.2 not found at ${source}: the world runs it (keep the shared folder beside the checkout), or set AH_WORLD_HERDR=simulator`);
+  const dest = path.join(world.dir, 'herdr-0.8.2', 'herdr');
+  const have = fs.statSync(dest, { throwIfNoEntry: false });
+  if (!have || have.size !== fs.statSync(source).size) {
+    fs.mkdirSync(path.dirname(dest), { recursive: true, mode: 0o755 });
+    fs.copyFileSync(source, `${dest}.tmp`);
+    fs.chmodSync(`${dest}.tmp`, 0o755);
+    fs.renameSync(`${dest}.tmp`, dest);
+  }
+  return dest;
+}
+
+/**
+ * The world's `herdr`: the real binary, except that while a test has put faults in the user's
+ * herdr config folder (herdr-sim-faults.json) a gate runs first and fails the matching call.
+ */
+function herdrGate(real: string, gate: string): string {
+  return [
+    '#!/bin/sh',
+    '# herdr of the agent-handoff test world: the real herdr 0.8.2, behind a fault gate for tests',
+    `faults="\${XDG_CONFIG_HOME:-$HOME/.config}/herdr/herdr-sim-faults.json"`,
+    `if [ -s "$faults" ]; then node ${JSON.stringify(gate)} "$@" || exit 1; fi`,
+    `exec ${JSON.stringify(real)} "$@"`,
+    '',
+  ].join('\n');
 }
 
 function herdrSocket(user: WorldUser): string {
@@ -398,7 +450,8 @@ async function startHerdrServer(world: World, user: WorldUser): Promise<number |
     uid: user.uid,
     gid: user.gid,
     cwd: user.home,
-    env: userEnv(user, { ...world.fastEnv, HERDR_BIN_PATH: bin }),
+    // Real herdr draws its panes for a terminal of this kind.
+    env: userEnv(user, { ...world.fastEnv, HERDR_BIN_PATH: bin, TERM: 'xterm-256color' }),
     detached: true,
     stdio: ['ignore', out, out],
   });
@@ -408,8 +461,8 @@ async function startHerdrServer(world: World, user: WorldUser): Promise<number |
   await waitFor(() => {
     const r = runAsSync(user, [bin, 'status', 'server', '--json']);
     return (r.status === 0 && r.stdout.includes('"running":true')) || !alive(pid);
-  }, 15_000, `herdr simulator server of ${user.name}`);
-  if (!alive(pid)) throw new Error(`herdr simulator of ${user.name} exited; see ${logFile}`);
+  }, 15_000, `herdr server of ${user.name}`);
+  if (!alive(pid)) throw new Error(`herdr server of ${user.name} exited; see ${logFile}`);
   return pid;
 }
 
@@ -428,8 +481,8 @@ function saveWorld(world: World): void {
 
 /** True when the world is fully up (sshd and every herdr server alive). */
 export function worldIsUp(world: World | null = loadWorld()): boolean {
-  if (!world || !alive(world.sshd.pid)) return false;
-  return MACHINE_USERS.every((u) => !fs.existsSync(path.join(world.binDir, 'herdr')) || alive(world.herdrServers[u]));
+  if (!world || !alive(world.sshd.pid) || world.herdrKind !== wantedHerdrKind()) return false;
+  return MACHINE_USERS.every((u) => alive(world.herdrServers[u]));
 }
 
 /**
@@ -443,7 +496,7 @@ export async function setupWorld(): Promise<World> {
     const existing = loadWorld();
     if (existing && worldIsUp(existing) && existing.libFingerprint === libFingerprint()) return existing;
     // World code changed since it was installed: servers must run the new code.
-    if (existing && existing.libFingerprint !== libFingerprint()) await stopHerdrServers(existing);
+    if (existing && (existing.libFingerprint !== libFingerprint() || existing.herdrKind !== wantedHerdrKind())) await stopHerdrServers(existing);
     const users: Record<string, WorldUser> = {};
     for (const name of MACHINE_USERS) users[name] = ensureUser(name, '/bin/bash');
     for (const [name, shell] of Object.entries(SHELL_USERS)) users[name] = ensureUser(name, shell);
@@ -462,6 +515,7 @@ export async function setupWorld(): Promise<World> {
       origin: '',
       repos: { laptop: '', vega: '' },
       herdrServers: existing?.herdrServers ?? {},
+      herdrKind: wantedHerdrKind(),
       app: '',
       fastEnv: FAST_ENV,
       libFingerprint: libFingerprint(),

@@ -1,77 +1,81 @@
 // What the real herdr integrations do: when their hook/extension file is installed and the agent
-// runs inside a herdr pane, call `$HERDR_BIN_PATH pane report-agent-session …` (all kinds) and,
-// for the full-lifecycle reporters (pi, omp), `pane report-agent … --state`. Calls run one after
-// another in the background (so a slow herdr never freezes the TUI) and failures are ignored,
-// like the real hooks.
-import { spawn } from 'node:child_process';
+// runs inside a herdr pane, send `pane.report_agent_session` (all kinds) and, for the
+// full-lifecycle reporters (pi, omp), `pane.report_agent` with the state, straight to herdr's
+// socket ($HERDR_SOCKET_PATH) as one JSON line each, with a `seq` that only grows (real herdr
+// ignores a report whose seq is not newer than the last one from that source). Calls run one
+// after another in the background (a slow herdr never freezes the TUI) and failures are
+// ignored, like the real hooks.
 import fs from 'node:fs';
+import net from 'node:net';
+
+/** Like the real pi extension: microseconds since the epoch, then one more per report. */
+let lastSeq = Date.now() * 1000;
+function nextSeq(): number {
+  lastSeq = Math.max(lastSeq + 1, Date.now() * 1000);
+  return lastSeq;
+}
 
 export class HerdrReporter {
   private chain: Promise<void> = Promise.resolve();
-  private readonly bin: string | undefined;
-  private readonly pane: string | undefined;
+  private readonly socket: string | undefined;
+  private readonly pane: string;
+  private readonly source: string;
 
   constructor(
     private readonly kind: string,
     integrationFile: string,
   ) {
     const env = process.env;
-    const inHerdr = env.HERDR_ENV === '1' && !!env.HERDR_PANE_ID && !!env.HERDR_BIN_PATH;
-    const installed = fs.existsSync(integrationFile);
-    this.bin = inHerdr && installed ? env.HERDR_BIN_PATH : undefined;
-    this.pane = env.HERDR_PANE_ID;
+    const inHerdr = env.HERDR_ENV === '1' && !!env.HERDR_PANE_ID && !!env.HERDR_SOCKET_PATH;
+    const installed = integrationFile !== '' && fs.existsSync(integrationFile);
+    this.socket = inHerdr && installed ? env.HERDR_SOCKET_PATH : undefined;
+    this.pane = env.HERDR_PANE_ID ?? '';
+    this.source = `herdr:${kind}`;
   }
 
   get active(): boolean {
-    return this.bin !== undefined;
+    return this.socket !== undefined;
   }
 
-  /** `pane report-agent-session`; pi/omp pass the session file path, the others the id. */
+  /** `pane.report_agent_session`; pi/omp send the session file path, the others the id. */
   session(ref: { id?: string; path?: string }, start: 'startup' | 'resume'): void {
-    const args = ['pane', 'report-agent-session', this.pane ?? '', '--source', `herdr:${this.kind}`, '--agent', this.kind];
-    if (ref.path) args.push('--agent-session-path', ref.path);
-    else if (ref.id) args.push('--agent-session-id', ref.id);
-    args.push('--session-start-source', start);
-    this.call(args);
+    const sessionRef = ref.path ? { agent_session_path: ref.path } : { agent_session_id: ref.id ?? '' };
+    this.call('pane.report_agent_session', { session_start_source: start, ...sessionRef });
   }
 
-  /** `pane report-agent --state` (full-lifecycle reporters only). */
+  /** `pane.report_agent` with the state (full-lifecycle reporters only). */
   state(state: 'working' | 'idle' | 'blocked'): void {
-    this.call(['pane', 'report-agent', this.pane ?? '', '--source', `herdr:${this.kind}`, '--agent', this.kind, '--state', state]);
+    this.call('pane.report_agent', { state });
   }
 
-  private call(args: string[]): void {
-    const bin = this.bin;
-    if (!bin) return;
-    this.chain = this.chain.then(
-      () =>
-        new Promise<void>((resolve) => {
-          let child;
-          try {
-            child = spawn(bin, args, { stdio: 'ignore' });
-          } catch {
-            resolve();
-            return;
-          }
-          const timer = setTimeout(() => {
-            child.kill('SIGKILL');
-            resolve();
-          }, 5000);
-          timer.unref();
-          child.on('error', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-          child.on('close', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-        }),
-    );
+  private call(method: string, params: Record<string, unknown>): void {
+    const socket = this.socket;
+    if (!socket) return;
+    // The seq is taken when the report is made, not when it is sent, so the order holds.
+    const request = { id: `${this.source}:${Date.now()}:${Math.random().toString(36).slice(2)}`, method, params: { pane_id: this.pane, source: this.source, agent: this.kind, seq: nextSeq(), ...params } };
+    this.chain = this.chain.then(() => send(socket, request));
   }
 
   /** Wait for queued calls, but never longer than `ms` (quitting must stay quick). */
   async flush(ms: number): Promise<void> {
     await Promise.race([this.chain, new Promise((r) => setTimeout(r, ms).unref())]);
   }
+}
+
+/** One request, one answer line (or an error, or 5 s); never rejects. */
+function send(socket: string, request: unknown): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const conn = net.createConnection(socket);
+    const done = () => {
+      clearTimeout(timer);
+      conn.destroy();
+      resolve();
+    };
+    const timer = setTimeout(done, 5000);
+    timer.unref();
+    conn.on('connect', () => conn.write(`${JSON.stringify(request)}\n`));
+    conn.on('data', done);
+    conn.on('error', done);
+    conn.on('end', done);
+  });
 }
