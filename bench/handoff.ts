@@ -9,11 +9,10 @@
 //                                                   #   compiled modules, not the bundle: slower start-up)
 //   AH_BENCH_PROFILE=/tmp/prof …                    # + a V8 CPU profile of each agent-handoff run
 // Needs root and the world (`npm run world -- up`, or it is set up here).
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { herdrBin, herdrOk } from '../test/helpers/e2e.js';
-import { setupWorld, type World } from '../test/world/machines.js';
+import { appRoot, setupWorld, type World } from '../test/world/machines.js';
 import { diff, openLink, type Link } from './link.js';
 import { ratio, stepCosts, summarize, table, type Mark, type RunNumbers, type Summary, type TracedCall } from './report.js';
 import { cleanUp, prepare, verifyLanded, type Landed } from './scenario.js';
@@ -42,12 +41,6 @@ export interface BenchReport {
 }
 
 type Variant = 'ours' | 'baseline';
-
-function repoRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (dir !== '/' && !fs.existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
-  return dir;
-}
 
 /** The step names agent-handoff prints on stderr without a TTY: `HH:MM:SS <step> …`. */
 function oursMarks(run: TimedRun): Mark[] {
@@ -85,11 +78,13 @@ interface VariantRun {
 
 async function runOurs(world: World, link: Link, agentName: string, trace: boolean): Promise<VariantRun> {
   const laptop = world.users.laptop!;
-  const env = { ...world.fastEnv, ...(trace ? { NODE_OPTIONS: `--import=${path.join(repoRoot(), 'dist', 'bench', 'trace-hook.js')}` } : {}) };
+  // The files laptop runs come from the world's app folder (the checkout, or its copy if private).
+  const root = appRoot(world);
+  const env = { ...world.fastEnv, ...(trace ? { NODE_OPTIONS: `--import=${path.join(root, 'dist', 'bench', 'trace-hook.js')}` } : {}) };
   // AH_BENCH_PROFILE=<folder>: a V8 CPU profile of each agent-handoff run (open it in Chrome's DevTools).
   const profile = process.env.AH_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.AH_BENCH_PROFILE}`] : [];
   // The trace hook wraps the compiled modules' classes: traced runs load those, not the bundle.
-  const cli = trace ? ['-e', `import(${JSON.stringify(path.join(repoRoot(), 'dist', 'src', 'cli.js'))}).then((m) => m.main(process.argv.slice(1)))`] : [world.app];
+  const cli = trace ? ['-e', `import(${JSON.stringify(path.join(root, 'dist', 'src', 'cli.js'))}).then((m) => m.main(process.argv.slice(1)))`] : [world.app];
   const run = await runTimed(laptop, [process.execPath, ...profile, ...cli, 'send', agentName, link.alias, '--no-focus'], { env });
   const last = run.stdout.trim().split('\n').pop() ?? '';
   let json: { ok?: boolean; target_worktree?: string; target_agent?: { pane: string; workspace: string }; steps?: { step: string; ms: number }[] };
@@ -113,7 +108,8 @@ async function runOurs(world: World, link: Link, agentName: string, trace: boole
 
 async function runBaseline(world: World, link: Link, agentName: string): Promise<VariantRun> {
   const laptop = world.users.laptop!;
-  const script = path.join(repoRoot(), 'bench', 'baseline.sh');
+  // Readable by laptop even when the checkout is in a private folder (see appRoot).
+  const script = path.join(appRoot(world), 'bench', 'baseline.sh');
   const run = await runTimed(laptop, ['/bin/bash', script, agentName, link.alias, herdrBin(world)], { env: world.fastEnv });
   const done = /^done (\S+) (\S+) (.+)$/m.exec(run.stdout);
   if (run.code !== 0 || !done) throw new Error(`baseline failed (exit ${run.code}): ${run.stdout}\n${run.stderr}`);

@@ -5,8 +5,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { runAs } from '../helpers/e2e.js';
-import { pidsOfUser, type World } from '../world/machines.js';
-import { ROOT } from './facts.js';
+import { appRoot, pidsOfUser, type World } from '../world/machines.js';
 
 let world: World;
 
@@ -33,8 +32,9 @@ describe('npm run demo', () => {
     const tmp = fs.mkdtempSync(path.join('/tmp', 'ah-demo-test-'));
     fs.chownSync(tmp, laptop.uid, laptop.gid);
     try {
-      // A TMPDIR of its own, so the sandbox it makes (and removes) can be checked for.
-      const r = await runAs(laptop, ['npm', 'run', '--silent', 'demo'], { cwd: ROOT, env: { HOME: laptop.home, TMPDIR: tmp }, timeoutMs: 240_000 });
+      // A TMPDIR of its own, so the sandbox it makes (and removes) can be checked for. Run in the
+      // package laptop can read: the checkout, or the world's copy of it when the checkout is private.
+      const r = await runAs(laptop, ['npm', 'run', '--silent', 'demo'], { cwd: appRoot(world), env: { HOME: laptop.home, TMPDIR: tmp }, timeoutMs: 240_000 });
       expect(r.stdout, r.stderr).toContain('The demo handoff worked.');
       expect(r.code, r.stdout + r.stderr).toBe(0);
       // Plain words, the product's progress on stderr, and its JSON.

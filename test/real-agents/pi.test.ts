@@ -1,4 +1,4 @@
-// The real pi CLI (node_modules, pinned) against a loopback mock model: a genuine session made as
+// The real pi CLI (the pinned devDependency in node_modules) against a loopback mock model: a genuine session made as
 // the laptop user is moved to the vega user with the product's own session code (pi adapter →
 // placement and unit, rewrite plan, copyUnit from a LocalHost to an SshHost), and the real pi
 // resumes it there: it shows the old history, works in the vega checkout and appends to the
@@ -9,7 +9,6 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sideCtx, type SideCtx } from '../../adapters/adapter.js';
@@ -22,18 +21,18 @@ import { buildRewritePlan } from '../../src/transcript/rewrite.js';
 import { makeProject, waitFor, writeAs, type Project } from '../helpers/e2e.js';
 import { useWorld } from '../helpers/world.js';
 import { makeSshFixture } from '../host/ssh-fixtures.js';
-import type { World, WorldUser } from '../world/machines.js';
+import { appRoot, type World, type WorldUser } from '../world/machines.js';
 import { startMockModel, type MockModel } from './mock-model.js';
 import { UserTmux } from './tmux.js';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const PI_CLI = path.join(REPO, 'node_modules', '@mariozechner', 'pi-coding-agent', 'dist', 'cli.js');
 const PI_VERSION = '0.73.1';
 
 const SessionHeader = z.object({ type: z.literal('session'), id: z.string(), cwd: z.string() }).loose();
 const SessionLine = z.object({ type: z.string() }).loose();
 
 let world: World;
+/** pi's entry point, in the node_modules the world users can read (the checkout's, or the world's copy of it). */
+let piCli: string;
 let laptop: WorldUser;
 let vega: WorldUser;
 let project: Project;
@@ -113,6 +112,7 @@ function sessionLines(file: string): { type: string }[] {
 
 beforeAll(async () => {
   world = await useWorld();
+  piCli = path.join(appRoot(world), 'node_modules', '@mariozechner', 'pi-coding-agent', 'dist', 'cli.js');
   laptop = world.users.laptop!;
   vega = world.users.vega!;
   project = makeProject(world, 'real-pi');
@@ -137,7 +137,7 @@ describe('real pi: session made on laptop, moved with the product code, resumed 
     const laptopDir = agentDir(laptop);
     const lt = tmuxFor(laptop);
     const startedAtMs = Date.now();
-    lt.run('pi', project.laptop, piEnv(laptopDir), [process.execPath, PI_CLI, 'alpha: what does README.md say?'], exitStatusFile(laptop, 'pi'));
+    lt.run('pi', project.laptop, piEnv(laptopDir), [process.execPath, piCli, 'alpha: what does README.md say?'], exitStatusFile(laptop, 'pi'));
     await screenShows(lt, 'pi', ['alpha: what does README.md say?', 'Mock reply to alpha: hello']);
     expect(await quitPi(lt, 'pi')).toBe(0);
 
@@ -186,7 +186,7 @@ describe('real pi: session made on laptop, moved with the product code, resumed 
 
     // 3. The real pi resumes it as vega, launched from vega's home (pi takes the header's cwd).
     const vt = tmuxFor(vega);
-    vt.run('pi', vega.home, piEnv(vegaDir), [process.execPath, PI_CLI, '--session', placement.file], exitStatusFile(vega, 'pi'));
+    vt.run('pi', vega.home, piEnv(vegaDir), [process.execPath, piCli, '--session', placement.file], exitStatusFile(vega, 'pi'));
     const resumed = await screenShows(vt, 'pi', ['alpha: what does README.md say?', 'Mock reply to alpha: hello', `pi v${PI_VERSION}`]);
     // The footer shows the working directory and its branch (pi abbreviates HOME to ~).
     const footerCwd = resumed.split('\n').find((l) => /^\S+ \(main\)\s*$/.test(l))?.replace(/ \(main\)\s*$/, '');

@@ -59,7 +59,7 @@ export interface World {
   herdrServers: Record<string, number>;
   /** Which herdr the machines run. */
   herdrKind: HerdrKind;
-  /** Path of the agent-handoff launcher that the world users can read and run. */
+  /** Path of the agent-handoff launcher that the world users can read and run (in the checkout, or in its copy: see appRoot). */
   app: string;
   /** Environment overrides for fast tests (simulator and fake agents only). */
   fastEnv: Record<string, string>;
@@ -285,20 +285,40 @@ function installLib(world: { libDir: string; binDir: string }): void {
   sh('chmod', ['-R', 'a+rX', world.libDir, world.binDir]);
 }
 
-/** Make the agent-handoff launcher readable by world users (copy the app if the checkout is private). */
+/**
+ * The checkout's files the world users run: the app (launcher, compiled code, packages; the
+ * compiled world code holds `npm run demo`) and the benchmark's baseline script.
+ */
+const APP_PARTS = ['package.json', 'bin', 'dist', 'node_modules', path.join('bench', 'baseline.sh')];
+
+/**
+ * Make APP_PARTS readable by world users: the checkout itself when `user` can read them there,
+ * else a copy in WORLD_DIR/app (a checkout in a private folder, as a CI clone may be). Returns
+ * the launcher; its folder's parent holds APP_PARTS (see appRoot).
+ */
 function installApp(user: WorldUser): string {
   const root = repoDir();
   const launcher = path.join(root, 'bin', 'agent-handoff.js');
-  const probe = runAsSync(user, ['sh', '-c', 'test -r "$1" && test -r "$2"', 'sh', path.join(root, 'dist', 'src', 'cli.js'), path.join(root, 'node_modules', 'ssh2', 'package.json')]);
+  const probes = [path.join(root, 'dist', 'src', 'cli.js'), path.join(root, 'node_modules', 'ssh2', 'package.json'), path.join(root, 'bench', 'baseline.sh')];
+  const probe = runAsSync(user, ['sh', '-c', 'for f; do test -r "$f" || exit 1; done', 'sh', ...probes]);
   if (probe.status === 0) return launcher;
   const appDir = path.join(WORLD_DIR, 'app');
   fs.rmSync(appDir, { recursive: true, force: true });
   fs.mkdirSync(appDir, { recursive: true });
-  for (const part of ['package.json', 'bin', 'dist', 'node_modules']) {
-    sh('cp', ['-a', path.join(root, part), appDir]);
+  for (const part of APP_PARTS) {
+    fs.mkdirSync(path.dirname(path.join(appDir, part)), { recursive: true });
+    sh('cp', ['-a', path.join(root, part), path.join(appDir, part)]);
   }
   sh('chmod', ['-R', 'a+rX', appDir]);
   return path.join(appDir, 'bin', 'agent-handoff.js');
+}
+
+/**
+ * The folder holding what the world users run from the checkout (APP_PARTS: package.json, bin,
+ * dist, node_modules, bench/baseline.sh): the checkout, or its copy when the checkout is private.
+ */
+export function appRoot(world: World): string {
+  return path.dirname(path.dirname(world.app));
 }
 
 function authorize(user: WorldUser, keys: WorldUser[]): void {
