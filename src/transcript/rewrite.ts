@@ -22,6 +22,7 @@
 //   match or hides a boundary character; memory is constant whatever the line length.
 import { Transform, type TransformCallback } from 'node:stream';
 import path from 'node:path/posix';
+import { fitFirstLine } from './first-line.js';
 
 export interface PathMapping {
   from: string;
@@ -319,33 +320,28 @@ export class PathRewriter {
 }
 
 export interface RewriteOptions {
-  /** Keep line 1's byte length by adjusting its `"pad":"   "` run (omp's in-place title record). */
+  /** Keep line 1's byte length, by its `"pad":"   "` run and its title (omp's in-place title record; see first-line.ts). */
   padFirstLine?: boolean;
 }
 
 /** Longest first line we hold whole for the padding rule (omp's is 256 bytes). */
 const FIRST_LINE_MAX = 1 << 20;
 
-/** After rewriting a padded line, give back (or take) the length difference from its `"pad"` spaces. */
-export function repad(original: Buffer, rewritten: Buffer): Buffer {
-  const delta = rewritten.length - original.length;
-  if (delta === 0) return rewritten;
-  const text = rewritten.toString('latin1');
-  const m = /"pad":"( *)"/.exec(text);
-  if (!m) return rewritten;
-  const spaces = m[1]!.length;
-  const at = m.index + '"pad":"'.length;
-  return Buffer.from(text.slice(0, at) + ' '.repeat(Math.max(0, spaces - delta)) + text.slice(at + spaces), 'latin1');
+/** The first line (whole, with its newline) rewritten, at its own byte length. */
+function rewriteFirstLine(core: PathRewriter, matcher: RewriteMatcher, line: Buffer): Buffer {
+  return fitFirstLine(line, core.push(line, true), matcher.targets);
 }
 
 export class RewriteStream extends Transform {
+  private readonly matcher: RewriteMatcher;
   private readonly core: PathRewriter;
   private firstLine: Buffer[] | null;
   private firstLineSize = 0;
 
   constructor(plan: RewritePlan | RewriteMatcher, opts: RewriteOptions = {}) {
     super();
-    this.core = new PathRewriter(plan instanceof RewriteMatcher ? plan : matcherFor(plan));
+    this.matcher = plan instanceof RewriteMatcher ? plan : matcherFor(plan);
+    this.core = new PathRewriter(this.matcher);
     this.firstLine = opts.padFirstLine ? [] : null;
   }
 
@@ -355,7 +351,7 @@ export class RewriteStream extends Transform {
 
   /** The first line, whole: it ends with its newline, so emitting it decides every match in it. */
   private firstLineOut(line: Buffer): Buffer {
-    return repad(line, this.core.push(line, true));
+    return rewriteFirstLine(this.core, this.matcher, line);
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
@@ -414,13 +410,14 @@ export function createRewriteStream(plan: RewritePlan | RewriteMatcher, opts: Re
 
 /** Whole-buffer convenience (tests, small files); same rules as the stream. */
 export function rewriteBuffer(plan: RewritePlan | RewriteMatcher, input: Buffer, opts: RewriteOptions = {}): { output: Buffer; replacements: number } {
-  const core = new PathRewriter(plan instanceof RewriteMatcher ? plan : matcherFor(plan));
+  const matcher = plan instanceof RewriteMatcher ? plan : matcherFor(plan);
+  const core = new PathRewriter(matcher);
   const parts: Buffer[] = [];
   let rest = input;
   if (opts.padFirstLine) {
     const nl = input.indexOf(0x0a);
     const line = nl >= 0 ? input.subarray(0, nl + 1) : input;
-    parts.push(repad(line, core.push(line, true)));
+    parts.push(rewriteFirstLine(core, matcher, line));
     rest = input.subarray(line.length);
   }
   parts.push(core.push(rest), core.end());

@@ -241,9 +241,80 @@ describe('streaming', () => {
     // shorter replacement: padding grows
     const shorter = rw(simple('/tmp/fh/work/hark', '/w'), line1, { padFirstLine: true });
     expect(Buffer.byteLength(shorter)).toBe(Buffer.byteLength(line1));
-    // not enough padding: the line grows rather than losing content
+    // not enough padding: the title gives way (a path goes whole), the line never grows
     const tight = `{"title":"/tmp/fh/work/hark","pad":" "}\n`;
-    expect(rw(simple('/tmp/fh/work/hark', '/tmp/fh/a-much-longer-one/hark'), tight, { padFirstLine: true })).toBe('{"title":"/tmp/fh/a-much-longer-one/hark","pad":""}\n');
+    expect(rw(simple('/tmp/fh/work/hark', '/tmp/fh/a-much-longer-one/hark'), tight, { padFirstLine: true })).toBe(`{"title":"","pad":"${' '.repeat(18)}"}\n`);
+  });
+});
+
+describe("omp's padded first line keeps its byte length", () => {
+  const REPO = '/tmp/fh/work/hark';
+  /** omp's title record (as JSON.stringify writes it) with `pad` spaces of padding (null: no `pad` field). */
+  const titleLine = (title: string, pad: number | null, body = JSON.stringify(title)) =>
+    `{"type":"title","v":1,"title":${body},"source":"auto","updatedAt":"2026-11-30T16:01:02.186Z"${pad === null ? '' : `,"pad":"${' '.repeat(pad)}"`}}\n`;
+  const header = `{"type":"session","version":3,"cwd":"${REPO}"}\n`;
+  /** The repo on the target, `n` bytes longer than on the source. */
+  const grown = (n: number) => `/tmp/fh/work${'x'.repeat(n)}/hark`;
+  const cjk = '修复构建错误并补上测试';
+
+  // [what, target of REPO, line 1 (4 spaces of padding unless said), the title it ends with]
+  const rows: [string, string, string, string][] = [
+    ['a longer path the padding absorbs', grown(3), titleLine(`fix ${REPO}`, 4), `fix ${grown(3)}`],
+    ['a shorter path: the padding grows', '/w', titleLine(`fix ${REPO}`, 4), 'fix /w'],
+    ['a path far longer than the padding goes whole', grown(300), titleLine(`fix ${REPO}`, 4), 'fix'],
+    ['a title that is only a path becomes empty', grown(300), titleLine(REPO, 4), ''],
+    ['words after the path are cut first, between characters', grown(9), titleLine(`${REPO}: add tests for the parser`, 4), `${grown(9)}: add tests for the p`],
+    ['a CJK title is cut between its characters', grown(9), titleLine(`${REPO} ${cjk}`, 4), `${grown(9)} 修复构建错误并补上`],
+    ['a CJK title before the path keeps the path whole or not at all', grown(9), titleLine(`${cjk} ${REPO}`, 4), cjk],
+    ['4-byte characters are never split', grown(9), titleLine(`${REPO} 😀😀😀😀😀`, 4), `${grown(9)} 😀😀😀`],
+    ['escaped non-ASCII and a surrogate pair stay whole', grown(9), titleLine('', 4, `"${REPO} caf\\u00e9 \\ud83d\\ude00\\ud83d\\ude00"`), `${grown(9)} café 😀`],
+    ['a cut never leaves half an escape', grown(10), titleLine(`${REPO} "quoted" back\\slash`, 4), `${grown(10)} "quoted" back`],
+    ['a target path with a space in it is never cut at the space', '/tmp/fh/my long work/hark', titleLine(`see ${REPO}`, 4), 'see'],
+    ['empty padding: the title alone gives way', grown(40), titleLine(`fix ${REPO} today`, 0), 'fix'],
+    ['no padding field, longer: the title gives way', grown(40), titleLine(`fix ${REPO} today`, null), 'fix'],
+    ['no padding field, shorter: JSON whitespace makes up the length', '/w', titleLine(`fix ${REPO}`, null), 'fix /w'],
+  ];
+
+  it.each(rows)('%s', async (_what, to, line1, title) => {
+    const plan = simple(REPO, to);
+    const input = Buffer.from(line1 + header);
+    const out = rewriteBuffer(plan, input, { padFirstLine: true }).output;
+    const [first, second] = out.toString('utf8').split('\n');
+    expect(Buffer.byteLength(first! + '\n')).toBe(Buffer.byteLength(line1));
+    const parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(first!))) as Record<string, unknown>;
+    expect(parsed.title).toBe(title);
+    // Every other field is as it was.
+    const before = JSON.parse(line1) as Record<string, unknown>;
+    expect({ ...parsed, title: null, pad: null }).toEqual({ ...before, title: null, pad: null });
+    expect(second).toBe(`{"type":"session","version":3,"cwd":"${to}"}`);
+    // The stream gives the same bytes, whatever the chunks.
+    expect((await streamed(plan, Array.from(input, (_, i) => input.subarray(i, i + 1)), { padFirstLine: true })).equals(out)).toBe(true);
+  });
+
+  it('leaves a line 1 it cannot fit as it was (no title to shorten)', () => {
+    const line1 = `{"type":"title","cwd":"${REPO}"}\n`;
+    expect(rw(simple(REPO, grown(40)), line1 + header, { padFirstLine: true })).toBe(line1 + `{"type":"session","version":3,"cwd":"${grown(40)}"}\n`);
+    const notJson = `title ${REPO} "pad":"  "\n`;
+    expect(rw(simple(REPO, grown(40)), notJson, { padFirstLine: true })).toBe(notJson);
+  });
+
+  it('never grows, breaks JSON or UTF-8, or cuts a path, whatever the title and the target', () => {
+    let seed = 11;
+    const rand = (n: number) => Math.floor(((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * n);
+    const pieces = [REPO, `${REPO}/src/a.ts`, 'word', 'ünïcödé', '修复', '😀', '"', '\\', '\n', ' ', '  '];
+    for (let round = 0; round < 300; round++) {
+      const title = Array.from({ length: 1 + rand(10) }, () => pieces[rand(pieces.length)]).join(rand(2) ? ' ' : '');
+      const to = grown(rand(200));
+      const line1 = titleLine(title, rand(4) ? rand(60) : null);
+      const first = rewriteBuffer(simple(REPO, to), Buffer.from(line1), { padFirstLine: true }).output;
+      expect(first.length).toBe(Buffer.byteLength(line1));
+      const got = (JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(first)) as { title: string }).title;
+      const full = (JSON.parse(rw(simple(REPO, to), line1)) as { title: string }).title;
+      expect(full.startsWith(got) || got === title).toBe(true);
+      // What is kept of a path is all of it.
+      const lastWord = got.split(/\s/).pop()!;
+      if (got !== full && lastWord.includes('/')) expect(full.slice(got.length - lastWord.length).split(/\s/)[0]).toBe(lastWord);
+    }
   });
 });
 
