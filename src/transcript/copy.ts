@@ -320,13 +320,17 @@ class TempFile {
 
 /**
  * Write the whole (rewritten) entry into a temp file beside `file`; returns its hash and size, and
- * whether `install` was done with the write (small files; see TempFile.finish).
+ * whether `install` was done with the write (small files; see TempFile.finish). With
+ * `unlessEmpty` (the target holds an empty file there), empty bytes are not written at all:
+ * `written` says so.
  */
-async function writeWhole(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, file: string, tag: string, install?: Install) {
+async function writeWhole(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, file: string, tag: string, install?: Install, unlessEmpty = false) {
   const { stream, counted, seen } = await sourceBytes(req, matcher, e);
   const out = new TempFile(req.target, file, tag, e.mode & 0o7777);
   const hash = new ContentHasher();
-  let installed: boolean;
+  let content: ContentFacts;
+  let written = false;
+  let installed = false;
   try {
     await pipeline(stream, async (src: AsyncIterable<Buffer>) => {
       for await (const chunk of src) {
@@ -334,13 +338,15 @@ async function writeWhole(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntr
         await out.write(chunk);
       }
     });
-    installed = await out.finish(install);
+    content = hash.digest();
+    // Nothing has reached the target yet: a TempFile holds its first bytes back.
+    written = !(unlessEmpty && content.size === 0);
+    if (written) installed = await out.finish(install);
   } catch (err) {
     await out.abort();
     throw err;
   }
-  const content = hash.digest();
-  return { tmp: out.path, sha256: content.sha256, size: content.size, content, replacements: counted(), installed, source: sourceOf(e, seen) };
+  return { tmp: out.path, sha256: content.sha256, size: content.size, content, replacements: counted(), installed, written, source: sourceOf(e, seen) };
 }
 
 type Extend =
@@ -557,10 +563,12 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
       continue;
     }
 
-    const w = await writeWhole(req, matcher, e, file, tag, { mode, mtimeMs: e.mtimeMs, to: file });
-    if (!w.installed) await finish(w.tmp, file);
+    // An empty file there (grok's `*.lock`) stays as it is when the source's is empty too.
+    const w = await writeWhole(req, matcher, e, file, tag, { mode, mtimeMs: e.mtimeMs, to: file }, existing !== null);
+    if (w.written && !w.installed) await finish(w.tmp, file);
     const previous = existing ? { size: 0, mode: existing.mode, mtimeMs: existing.mtimeMs } : null;
-    record.files.push({ path: file, action: existing ? 'overwritten' : 'created', sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup: null, replacements: w.replacements, source: w.source, content: w.content, sent: w.source.size });
+    const action: CopyAction = !existing ? 'created' : w.written ? 'overwritten' : 'unchanged';
+    record.files.push({ path: file, action, sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup: null, replacements: w.replacements, source: w.source, content: w.content, sent: w.source.size });
   }
   return record;
 }

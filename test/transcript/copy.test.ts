@@ -182,6 +182,38 @@ describe('copyUnit between two hosts', () => {
     expect(modeOf(main)).toBe(0o600);
   });
 
+  it('leaves an empty file alone when the source has it empty too (grok\'s *.lock), and writes one that is not', async () => {
+    const w = world();
+    const root = path.join(w.dst, 'store');
+    const lock = { ...put(path.join(w.src, 'sessions/g/s/updates.lock'), ''), dest: 'sessions/g/s/updates.lock' };
+    const first = await copyUnit({ source: w.source, target: w.target, entries: [lock], targetRoot: root, plan });
+    expect(first.files[0]).toMatchObject({ action: 'created', size: 0 });
+    const there = path.join(root, 'sessions/g/s/updates.lock');
+    // The target's own mode and mtime, which an unchanged file keeps.
+    fs.chmodSync(there, 0o644);
+    fs.utimesSync(there, (MTIME - 9000) / 1000, (MTIME - 9000) / 1000);
+    const counting = new CountingHost({ env: { ...process.env, HOME: w.dst } });
+    const runs: string[][] = [];
+    const run = counting.run.bind(counting);
+    counting.run = (argv, opts) => (runs.push([...argv]), run(argv, opts));
+    const again = await copyUnit({ source: w.source, target: counting, entries: [lock], targetRoot: root, plan, tag: 'e1' });
+    expect(again.files[0]).toMatchObject({ action: 'unchanged', size: 0, sha256: sha(Buffer.alloc(0)), backup: null, previous: { size: 0, mode: 0o644, mtimeMs: MTIME - 9000 }, sent: 0 });
+    expect(counting.written).toBe(0);
+    expect(runs.filter((argv) => argv.some((a) => a.includes('mv -f')))).toEqual([]);
+    expect(fs.statSync(there).mtimeMs).toBe(MTIME - 9000);
+    expect(modeOf(there)).toBe(0o644);
+    expect(fs.readdirSync(path.dirname(there))).toEqual(['updates.lock']);
+    expect(await verifyCopy(w.target, again)).toEqual({ ok: true, mismatches: [] });
+    await undoCopy(w.target, again);
+    expect(fs.existsSync(there)).toBe(true);
+
+    // An empty file there and bytes at the source: written, as before.
+    fs.writeFileSync(lock.source, 'pid 42\n');
+    const written = await copyUnit({ source: w.source, target: w.target, entries: [lock], targetRoot: root, plan });
+    expect(written.files[0]).toMatchObject({ action: 'overwritten', size: 7, previous: { size: 0 } });
+    expect(fs.readFileSync(there, 'utf8')).toBe('pid 42\n');
+  });
+
   it('refuses a target copy with content the source lacks, naming the file, and changes nothing', async () => {
     const w = world();
     const entries = unitIn(w);
