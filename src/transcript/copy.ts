@@ -329,7 +329,7 @@ async function writeWhole(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntr
   const out = new TempFile(req.target, file, tag, e.mode & 0o7777);
   const hash = new ContentHasher();
   let content: ContentFacts;
-  let written = false;
+  let written: boolean;
   let installed = false;
   try {
     await pipeline(stream, async (src: AsyncIterable<Buffer>) => {
