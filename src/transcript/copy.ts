@@ -513,8 +513,15 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
       const previous = { size: existing.size, mode: existing.mode, mtimeMs: existing.mtimeMs };
       const v = verdictOf.get(e);
       if (v && v.kind !== 'none' && v.arrived.endsWithNewline) {
-        const d = await delta(req, matcher, e, file, v, tag);
         const source = { path: e.source, sha256: v.sha256Now, size: v.sizeNow, mtimeMs: e.mtimeMs };
+        if (v.kind === 'append' && v.sizeNow === v.arrived.size) {
+          // The source holds just what arrived there and the target what left it: the same
+          // session, nothing to send (extending by nothing would only reinstall the file).
+          const content = await describeFile(target, file);
+          record.files.push({ path: file, action: 'unchanged', sha256: content.sha256, size: content.size, verbatim: e.verbatim, previous, backup: null, replacements: 0, source, content, sent: 0 });
+          continue;
+        }
+        const d = await delta(req, matcher, e, file, v, tag);
         if (v.kind === 'append') {
           await finish(d.built, file);
           const content = await describeFile(target, file);

@@ -77,8 +77,17 @@ const EXPECTED: Record<Kind, (file: string) => Record<string, string>> = {
   pi: (file) => ({ [path.basename(file)]: 'appended' }),
   // omp wrote line 1 over and superseded a read (the whole file anew): the copy is replaced.
   omp: (file) => ({ [path.basename(file)]: 'replaced' }),
-  // grok wrote its JSON files anew; its .jsonl logs only grew.
-  grok: () => ({ 'prompt_context.json': 'replaced', 'summary.json': 'replaced', 'signals.json': 'replaced', 'usage.json': 'replaced', 'updates.jsonl': 'appended', 'chat_history.jsonl': 'appended', 'rewind_points.jsonl': 'appended' }),
+  // grok wrote its JSON files anew; its .jsonl logs only grew; its empty locks are as they were.
+  grok: () => ({
+    'prompt_context.json': 'replaced',
+    'summary.json': 'replaced',
+    'signals.json': 'replaced',
+    'usage.json': 'replaced',
+    'updates.jsonl': 'appended',
+    'chat_history.jsonl': 'appended',
+    'rewind_points.jsonl': 'appended',
+    ...Object.fromEntries(['updates.jsonl.lock', 'chat_history.jsonl.lock', 'summary.json.lock', 'rewind_points.jsonl.lock'].map((f) => [f, 'unchanged'])),
+  }),
 };
 
 async function waitIdle(user: WorldUser, name: string): Promise<void> {

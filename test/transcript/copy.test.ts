@@ -321,6 +321,34 @@ describe('copyUnit between two hosts', () => {
       }
     });
 
+    it('a file that comes back as it went (nothing written there meanwhile) is unchanged: nothing crosses, nothing is reinstalled', async () => {
+      const w = world();
+      const laptop = new ReadCounting({ env: { ...process.env, HOME: w.src } });
+      const vega = new ReadCounting({ env: { ...process.env, HOME: w.dst } });
+      const st = { laptop: path.join(w.src, 'state'), vega: path.join(w.dst, 'state') };
+      const onLaptop = path.join(w.src, 'agent', 'sessions/s.jsonl');
+      const onVega = path.join(w.dst, 'agent', 'sessions/s.jsonl');
+      const entry = (file: string): CopyEntry => ({ source: file, dest: 'sessions/s.jsonl', verbatim: false, mode: 0o600, mtimeMs: MTIME });
+      put(onLaptop, title('first') + body);
+      const before = fs.readFileSync(onLaptop);
+      await move(laptop, vega, entry(onLaptop), path.join(w.dst, 'agent'), there, { from: st.laptop, to: st.vega }, 't1');
+      // The laptop's copy is touched by nothing but this check (the target keeps its own times).
+      fs.utimesSync(onLaptop, (MTIME - 7000) / 1000, (MTIME - 7000) / 1000);
+      laptop.read = vega.read = 0;
+      const back2 = await move(vega, laptop, entry(onVega), path.join(w.src, 'agent'), back, { from: st.vega, to: st.laptop }, 't2');
+      expect(back2).toMatchObject({ action: 'unchanged', size: before.length, sha256: sha(before), sent: 0, backup: null, previous: { size: before.length } });
+      expect(vega.read).toBe(0);
+      expect(fs.readFileSync(onLaptop)).toEqual(before);
+      expect(fs.statSync(onLaptop).mtimeMs).toBe(MTIME - 7000);
+      expect(fs.readdirSync(path.dirname(onLaptop))).toEqual(['s.jsonl']);
+      // And it goes on from there: a tail added on the laptop crosses alone.
+      fs.appendFileSync(onLaptop, '{"turn":"on laptop","cwd":"/src/repo"}\n');
+      laptop.read = 0;
+      const again = await move(laptop, vega, entry(onLaptop), path.join(w.dst, 'agent'), there, { from: st.laptop, to: st.vega }, 't3');
+      expect(again.action).toBe('appended');
+      expect(laptop.read).toBe(Buffer.byteLength('{"turn":"on laptop","cwd":"/src/repo"}\n'));
+    });
+
     it('sends the whole file when what arrived is no longer there (the file was cut and rewritten)', async () => {
       const w = world();
       const laptop = new ReadCounting({ env: { ...process.env, HOME: w.src } });
