@@ -268,7 +268,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
         record(await sessionIntent(looked, unit, sessionCopyTag(plan.id)));
         // The repository's spellings are the plan's (the snapshot below is of the same checkout and cwd).
         const sourceState = hostStateDir(source.info);
-        const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: plan.snapshot, targetWorktree: worktree, looked, ledgerDir: ledgerDir(targetState), arrivalsDir: arrivalsDir(sourceState), overwrite: opts.overwrite });
+        const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: plan.snapshot, targetWorktree: worktree, looked, ledgerDir: ledgerDir(targetState), left: plan.targetLeft, arrivalsDir: arrivalsDir(sourceState), overwrite: opts.overwrite });
         record({ kind: 'session_copy', record: out });
         // What left the source, recorded there: when the session comes back, a copy still as it
         // left is ours to replace (agents that rewrite files in place). What arrived, recorded on

@@ -15,6 +15,7 @@ import { repoLayout, snapshotOf, type HeadLayout, type Snapshot } from '../git/s
 import { findAgent } from './find-agent.js';
 import type { SendOptions } from './options.js';
 import { refuseChangedSessionFiles } from './session-conflicts.js';
+import type { LeftLook } from '../transcript/left-ledger.js';
 import type { Side, Sides } from './sides.js';
 import { agentStartedAt } from './process-age.js';
 import { hostStateDir } from './marker.js';
@@ -55,6 +56,8 @@ export interface Plan {
   targetCwd: string;
   sessionPlacement: Placement;
   unit: UnitEntry[];
+  /** What the target's ledger said of the unit's destinations, and their hashes (null with --overwrite: not read). */
+  targetLeft: LeftLook | null;
   targetHerdr: HerdrProbe;
   sourceHerdr: HerdrProbe;
   /**
@@ -312,7 +315,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   if (early.root === sessionPlacement.configRoot) requireSpace(targetSide, early.free, unit);
   else await checkDisk(targetSide, sessionPlacement.configRoot, unit);
   // A session file on the target changed since an earlier handoff left it: refused now, not after the quit.
-  const [[sourceHerdr, targetHerdr]] = await Promise.all([herdrChecked, opts.overwrite ? null : refuseChangedSessionFiles(targetSide, sessionPlacement.configRoot, unit)]);
+  const [[sourceHerdr, targetHerdr], targetLeft] = await Promise.all([herdrChecked, opts.overwrite ? null : refuseChangedSessionFiles(targetSide, sessionPlacement.configRoot, unit)]);
   const targetIntegrationAsked = integrations().then(integrationOf);
   const targetIntegration = waitForIntegration ? await targetIntegrationAsked : null;
   for (const p of new Set([sourceHerdr, targetHerdr])) if (p.version?.warning) warnings.push(p.version.warning);
@@ -340,6 +343,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     targetCwd,
     sessionPlacement,
     unit,
+    targetLeft,
     targetHerdr,
     sourceHerdr,
     targetIntegration,

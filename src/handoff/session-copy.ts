@@ -4,6 +4,7 @@
 import type { Placement, UnitEntry } from '../../adapters/adapter.js';
 import { buildRewritePlan, type RewritePlan } from '../transcript/rewrite.js';
 import { copyUnit, type CopyRecord, type DestinationLook } from '../transcript/copy.js';
+import type { LeftLook } from '../transcript/left-ledger.js';
 import type { Snapshot } from '../git/snapshot.js';
 import type { Plan } from './plan.js';
 import type { Sides } from './sides.js';
@@ -43,6 +44,8 @@ export interface SessionCopyInput {
   looked?: Promise<DestinationLook>;
   /** The target's ledger of what earlier handoffs left there. */
   ledgerDir: string;
+  /** What the plan read of that ledger and the files (Plan.targetLeft): they are not hashed again. */
+  left?: LeftLook | null;
   /** The source's ledger of what handoffs wrote there. */
   arrivalsDir: string;
   /** Replace files that changed since they were left there (--overwrite). */
@@ -62,6 +65,7 @@ export async function copySessionUnit(input: SessionCopyInput): Promise<CopyReco
     arrivalsDir: input.arrivalsDir,
     overwrite: input.overwrite,
     ...(input.looked ? { looked: input.looked } : {}),
+    ...(input.left ? { left: input.left } : {}),
     ...meter(input.unit.reduce((n, e) => n + (e.size ?? 0), 0)),
   });
 }

@@ -22,7 +22,7 @@ import type { Host } from '../host/host.js';
 import type { ByteRange, FileStat } from '../host/host.js';
 import { arrivalVerdicts, ContentHasher, describeFile, type ContentFacts, type Verdict } from './arrivals.js';
 import { inspectFolders, makeFolders, type FolderState } from './folders.js';
-import { HASH_FN, isAsLeft, MISSING_HASH_TOOL, readLeft, type LeftState } from './left-ledger.js';
+import { HASH_FN, isAsLeft, MISSING_HASH_TOOL, readLeft, type LeftLook, type LeftState } from './left-ledger.js';
 import { createRewriteStream, matcherFor, RewriteMatcher, type RewritePlan } from './rewrite.js';
 
 /** One file of a unit (the shape `UnitEntry` of adapters/adapter.ts has). */
@@ -50,6 +50,8 @@ export interface CopyRequest {
   overwrite?: boolean;
   /** The target's ledger of what earlier handoffs left there (left-ledger.ts): a file as it was left is replaced. */
   ledgerDir?: string;
+  /** That ledger as read just before (lookLeft, with the files' hashes then): the files it names are not hashed again. */
+  left?: LeftLook;
   /** The source's ledger of what handoffs wrote there (arrivals.ts): what it still holds of that need not be sent. */
   arrivalsDir?: string;
   /** Distinguishes this run's temp and backup names (default: random). */
@@ -474,6 +476,15 @@ export function sessionConflict(host: Host, facts: ConflictFacts, reason: string
   );
 }
 
+/** The ledger's state of each held file: as `req.left` says for those it names (the same ledger), read now for the rest. */
+async function leftStatesOf(target: Host, req: CopyRequest, held: readonly string[]): Promise<Map<string, LeftState>> {
+  if (!req.ledgerDir) return new Map();
+  const given = req.left?.dir === req.ledgerDir ? req.left.states : new Map<string, LeftState>();
+  const unknown = held.filter((f) => !given.has(f));
+  const read = await readLeft(target, req.ledgerDir, unknown);
+  return new Map([...held.flatMap((f) => (given.has(f) ? [[f, given.get(f)!] as const] : [])), ...unknown.map((f, i) => [f, read[i]!] as const)]);
+}
+
 export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
   const { target } = req;
   const tag = req.tag ?? randomBytes(4).toString('hex');
@@ -485,8 +496,7 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
   const existingOf = await prepareFolders(target, req.targetRoot, dests, record, req.looked);
   // What earlier handoffs left where this one finds files: one program for them all.
   const held = dests.filter((_, i) => existingOf[i]?.type === 'file' && existingOf[i]!.size > 0);
-  const leftStates = req.ledgerDir && held.length > 0 ? await readLeft(target, req.ledgerDir, held) : [];
-  const leftOf = new Map(held.map((f, i) => [f, leftStates[i]!]));
+  const leftOf = await leftStatesOf(target, req, held);
   // Files the target holds as they were left: does the source still hold what arrived there
   // (plus a tail, or with a new first line)? Asked of the source, which hashes its own bytes.
   const asLeftEntries = req.entries.filter((e, i) => {

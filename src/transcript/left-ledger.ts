@@ -104,6 +104,21 @@ export async function readLeft(host: Host, dir: string, files: readonly string[]
   return parseLeft(r.stdout, files);
 }
 
+/**
+ * What the ledger `dir` said of some files, with their hashes then: one readLeft, made before the
+ * agent quit (the plan's refusal), that the copy uses instead of hashing the same files again.
+ */
+export interface LeftLook {
+  dir: string;
+  states: ReadonlyMap<string, LeftState>;
+}
+
+/** readLeft, kept by path for whoever comes next. */
+export async function lookLeft(host: Host, dir: string, files: readonly string[]): Promise<LeftLook> {
+  const states = await readLeft(host, dir, files);
+  return { dir, states: new Map(files.map((f, i) => [f, states[i]!])) };
+}
+
 /** READ_LEFT_PROGRAM's answer → one state per file; an entry that does not parse, or names another path, counts as none. */
 export function parseLeft(stdout: string, files: readonly string[]): LeftState[] {
   // Each entry is two lines: the ledger's first line (or `-`), then the hash (or `-`).
