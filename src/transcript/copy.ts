@@ -356,9 +356,12 @@ type Extend =
   | { kind: 'unchanged'; sha256: string; size: number; content: ContentFacts; replacements: number; source: NonNullable<CopiedFile['source']> }
   | { kind: 'appended'; tail: string; sha256: string; size: number; content: ContentFacts; replacements: number; source: NonNullable<CopiedFile['source']> };
 
-/** The target holds `have` bytes of `file`: does the (rewritten) source continue them? Sends only the rest. */
-async function extend(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, file: string, have: number, tag: string): Promise<Extend> {
-  const targetHash = await remotePrefixHash(req.target, file, have);
+/**
+ * The target holds `have` bytes of `file`: does the (rewritten) source continue them? Sends only
+ * the rest. `hashThere`: those bytes' sha256 when already known (a file as it was left).
+ */
+async function extend(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, file: string, have: number, tag: string, hashThere?: string): Promise<Extend> {
+  const targetHash = hashThere ?? (await remotePrefixHash(req.target, file, have));
   const { stream, counted, seen: raw } = await sourceBytes(req, matcher, e);
   const prefix = createHash('sha256');
   const whole = new ContentHasher();
@@ -413,6 +416,9 @@ async function writePart(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry
   return { read: seen.size(), replacements: counted() };
 }
 
+/** $1 a new first line, then $2 without its own first line, then $3, into $4. */
+const REBUILD_SCRIPT = 'hl=$(head -n 1 <"$2" | wc -c | tr -d " ") && { cat -- "$1" && tail -c "+$((hl + 1))" -- "$2" && cat -- "$3"; } > "$4"';
+
 /**
  * The target holds exactly what an earlier handoff left there, and the source still holds what
  * that handoff wrote plus a tail (`append`), or that with its first line rewritten (`head`): only
@@ -437,9 +443,9 @@ async function delta(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, fi
       const head = await writePart(req, matcher, e, { start: 0, length: arrived.headLength }, e.padFirstLine ?? false, headTmp);
       read += head.read;
       replacements += head.replacements;
-      // The target's first line is as long as it is there: its own bytes after it are kept.
-      const have = await describeFile(target, file);
-      await runOk(target, ['sh', '-c', '{ cat -- "$1" && tail -c "+$2" -- "$3" && cat -- "$4"; } > "$5"', 'sh', headTmp.path, String(have.headLength + 1), file, tailTmp.path, built], `Rebuilding ${file}`);
+      // The target's first line is as long as it is there (measured by the same program): its
+      // own bytes after it are kept.
+      await runOk(target, ['sh', '-c', REBUILD_SCRIPT, 'sh', headTmp.path, file, tailTmp.path, built], `Rebuilding ${file}`);
     }
     return { built, read, replacements };
   } finally {
@@ -546,7 +552,9 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
         }
         continue;
       }
-      const ext = await extend(req, matcher, e, file, existing.size, tag);
+      // A file as it was left was hashed whole with the ledger: that hash is its prefix's.
+      const state = leftOf.get(file);
+      const ext = await extend(req, matcher, e, file, existing.size, tag, state?.sha256Now && isAsLeft(state, existing.size) ? state.sha256Now : undefined);
       if (ext.kind === 'unchanged') {
         record.files.push({ path: file, action: 'unchanged', sha256: ext.sha256, size: ext.size, verbatim: e.verbatim, previous, backup: null, replacements: ext.replacements, source: ext.source, content: ext.content, sent: ext.source.size });
         continue;

@@ -13,7 +13,7 @@ import { refuseChangedSessionFiles } from '../../src/handoff/session-conflicts.j
 import type { RunOptions } from '../../src/host/host.js';
 import { LocalHost } from '../../src/host/local.js';
 import { copyUnit, discardBackups } from '../../src/transcript/copy.js';
-import { ledgerDir, READ_LEFT_PROGRAM, recordLeft } from '../../src/transcript/left-ledger.js';
+import { HASH_FN, ledgerDir, READ_LEFT_PROGRAM, recordLeft } from '../../src/transcript/left-ledger.js';
 import { buildRewritePlan } from '../../src/transcript/rewrite.js';
 
 const temps: string[] = [];
@@ -37,6 +37,10 @@ class RecordingHost extends LocalHost {
   /** Programs that read the ledger and hashed `file` (READ_LEFT_PROGRAM). */
   ledgerReadsOf(file: string): number {
     return this.runs.filter((a) => a[2] === READ_LEFT_PROGRAM && a.includes(file)).length;
+  }
+  /** Programs given `file` that hash something (HASH_FN: the ledger's, a prefix's, a description's). */
+  hashesOf(file: string): number {
+    return this.runs.filter((a) => a[2]?.includes(HASH_FN) && a.includes(file)).length;
   }
 }
 
@@ -85,6 +89,8 @@ describe('refuseChangedSessionFiles', () => {
     expect(fs.readFileSync(`${t.file}.ah-backup-c1`)).toEqual(before);
     expect(fs.readFileSync(t.file, 'utf8')).toContain('{"cwd":"/src/repo"}\n{"turn":"on vega"}\n');
     expect(t.laptop.ledgerReadsOf(t.file)).toBe(1);
+    // Nor is its hash asked again to see whether the session continues it.
+    expect(t.laptop.hashesOf(t.file)).toBe(1);
     expect(await discardBackups(t.laptop, rec)).toEqual([]);
   });
 

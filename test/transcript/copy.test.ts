@@ -7,7 +7,7 @@ import { LocalHost } from '../../src/host/local.js';
 import type { RunOptions } from '../../src/host/host.js';
 import { copyUnit, destinationUnder, discardBackups, remotePrefixHash, undoCopy, verifyCopy, type CopyEntry } from '../../src/transcript/copy.js';
 import { buildRewritePlan, rewriteBuffer } from '../../src/transcript/rewrite.js';
-import { recordLeft } from '../../src/transcript/left-ledger.js';
+import { HASH_FN, lookLeft, recordLeft } from '../../src/transcript/left-ledger.js';
 import { recordArrivals } from '../../src/transcript/arrivals.js';
 import { createHash } from 'node:crypto';
 
@@ -249,13 +249,22 @@ describe('copyUnit between two hosts', () => {
   });
 
   describe('a session going back and forth sends only what is new', () => {
-    /** A LocalHost that counts the bytes read from it (what would cross the wire from a remote source). */
+    /** A LocalHost that counts the bytes read from it (what would cross the wire from a remote source) and keeps the programs it runs. */
     class ReadCounting extends LocalHost {
       read = 0;
+      runs: string[][] = [];
       override async readStream(p: string, range?: { start: number; length?: number }) {
         const r = await super.readStream(p, range);
         r.on('data', (c: Buffer) => (this.read += c.length));
         return r;
+      }
+      override async run(argv: readonly string[], opts?: RunOptions) {
+        this.runs.push([...argv]);
+        return super.run(argv, opts);
+      }
+      /** Programs given `file` that hash something there. */
+      hashesOf(file: string): number {
+        return this.runs.filter((a) => a[2]?.includes(HASH_FN) && a.includes(file)).length;
       }
     }
     const there = buildRewritePlan({ repo: { source: ['/src/repo'], target: '/dst/wt' } });
@@ -265,7 +274,9 @@ describe('copyUnit between two hosts', () => {
     const body = Array.from({ length: 30_000 }, (_, i) => `{"n":${i},"cwd":"/src/repo","text":"${createHash('sha256').update(String(i)).digest('hex')}"}\n`).join('');
 
     async function move(from: LocalHost, to: LocalHost, e: CopyEntry, root: string, plan: ReturnType<typeof buildRewritePlan>, state: { from: string; to: string }, tag: string) {
-      const rec = await copyUnit({ source: from, target: to, entries: [e], targetRoot: root, plan, ledgerDir: path.join(state.to, 'left'), arrivalsDir: path.join(state.from, 'arrived'), tag });
+      // As a handoff does: the plan looks at the target's ledger, the copy uses what it saw.
+      const left = await lookLeft(to, path.join(state.to, 'left'), [path.join(root, e.dest)]);
+      const rec = await copyUnit({ source: from, target: to, entries: [e], targetRoot: root, plan, ledgerDir: left.dir, left, arrivalsDir: path.join(state.from, 'arrived'), tag });
       const f = rec.files[0]!;
       await recordLeft(from, path.join(state.from, 'left'), [{ ...f.source!, handoff: tag, to: 'x', at: 'now' }]);
       await recordArrivals(to, path.join(state.to, 'arrived'), [{ path: f.path, ...f.content!, handoff: tag }]);
@@ -308,6 +319,8 @@ describe('copyUnit between two hosts', () => {
       expect(home).toBe((rewritesTitle ? title('second') : title('first')) + body + '{"turn":"on vega","cwd":"/src/repo"}\n');
       expect(second.sha256).toBe(sha(Buffer.from(home)));
       expect(fs.readdirSync(path.dirname(onLaptop))).toEqual(['s.jsonl']);
+      // The laptop hashed its file once as it was (the ledger's look) and once as it now is.
+      expect(laptop.hashesOf(onLaptop)).toBe(2);
 
       const tailLaptop = '{"turn":"on laptop","cwd":"/src/repo"}\n';
       turn(onLaptop, title('third'), tailLaptop);
