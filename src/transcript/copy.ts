@@ -488,7 +488,9 @@ async function leftStatesOf(target: Host, req: CopyRequest, held: readonly strin
   const given = req.left?.dir === req.ledgerDir ? req.left.states : new Map<string, LeftState>();
   const unknown = held.filter((f) => !given.has(f));
   const read = await readLeft(target, req.ledgerDir, unknown);
-  return new Map([...held.flatMap((f) => (given.has(f) ? [[f, given.get(f)!] as const] : [])), ...unknown.map((f, i) => [f, read[i]!] as const)]);
+  const states = new Map(unknown.map((f, i) => [f, read[i]!]));
+  for (const f of held) if (given.has(f)) states.set(f, given.get(f)!);
+  return states;
 }
 
 export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
