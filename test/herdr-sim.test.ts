@@ -331,7 +331,7 @@ describe('herdr simulator CLI', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
     expect(r.id).toBe('cli:agent:start');
     expect(r.result).toMatchObject({ type: 'agent_started', argv: ['claude', '--model', 'a b', '--report', 'inside-1'], agent: { name: 'rev', agent: 'claude', interactive_ready: true, pane_id: pane } });
-    expect(['idle', 'blocked']).toContain(r.result.agent.agent_status);
+    expect(['idle', 'blocked', 'done']).toContain(r.result.agent.agent_status);
     expect(r.result.agent.launch_pending).toBeUndefined();
     const f = await fg(pane);
     expect(f.foreground_processes[0]?.argv?.slice(-4)).toEqual(['--model', 'a b', '--report', 'inside-1']);

@@ -324,11 +324,60 @@ export class HerdrClient {
     return r.result.agent;
   }
 
-  /** `agent start`; herdr itself waits until the agent is interactive (≥ 3 s). */
+  /**
+   * `agent start`, answered once the agent is interactive (herdr's rule: ≥ 3 s), or fails.
+   * Over the socket herdr answers at once (launch pending) and the wait is ours, as herdr's CLI
+   * does it, so an agent that exits at once is known within a poll or two, where the CLI sits
+   * out its whole --timeout when the program was gone before herdr looked. Without the socket:
+   * the CLI.
+   */
   async agentStart(name: string, kind: string, pane: string, args: readonly string[], timeoutMs = 30_000): Promise<{ agent: AgentInfo; argv: string[] }> {
-    const argv = ['agent', 'start', name, '--kind', kind, '--pane', pane, '--timeout', String(timeoutMs), '--', ...args];
-    const r = await this.json(argv, AgentStartedResult, timeoutMs);
+    const params = { name, kind, pane_id: pane, args: [...args], timeout_ms: timeoutMs };
+    const before = this.socket ? await this.read(pane, { source: 'visible' }).catch(() => null) : null;
+    const launched = await this.viaSocket('agent.start', params, AgentStartedResult, 'agent start');
+    if (launched) {
+      const argv = launched.result.argv ?? [kind, ...args];
+      return { agent: await this.untilInteractive(name, pane, { before, argv }, timeoutMs), argv };
+    }
+    const r = await this.json(['agent', 'start', name, '--kind', kind, '--pane', pane, '--timeout', String(timeoutMs), '--', ...args], AgentStartedResult, timeoutMs);
     return { agent: r.result.agent, argv: r.result.argv ?? [] };
+  }
+
+  /** Poll a launched agent until it is interactive (at a prompt, or at a screen that waits). */
+  private async untilInteractive(name: string, pane: string, typed: { before: string | null; argv: readonly string[] }, timeoutMs: number): Promise<AgentInfo> {
+    const started = Date.now();
+    const deadline = started + timeoutMs;
+    const exited = () => new HerdrError('agent_start_failed', 'agent process exited before becoming interactive', this.host.label);
+    let backAtShell = 0;
+    for (;;) {
+      let info: AgentInfo;
+      try {
+        info = await this.agentGet(name);
+      } catch (err) {
+        if (err instanceof HerdrError && err.herdrCode === 'agent_not_found') throw exited();
+        throw err;
+      }
+      if (info.interactive_ready === true && ['idle', 'blocked', 'done'].includes(String(info.agent_status))) return info;
+      // Waiting at a screen during startup (folder trust): herdr's CLI calls that not ready; the
+      // caller reads the screen and answers it.
+      if (info.agent_status === 'blocked') return info;
+      if (info.launch_pending !== true && info.interactive_ready !== true) throw exited();
+      // A program gone before herdr saw it stays "launch pending" to herdr: the shell is back in
+      // the foreground, below the typed command and what the program printed. Twice in a row.
+      if (typed.before !== null && Date.now() - started > 1_000) {
+        backAtShell = (await this.ranAndExited(pane, typed.before, typed.argv)) ? backAtShell + 1 : 0;
+        if (backAtShell >= 2) throw exited();
+      }
+      if (Date.now() >= deadline) throw new HerdrError('timeout', 'timed out waiting for agent startup', this.host.label);
+      await new Promise((r) => setTimeout(r, Math.min(250, Math.max(0, deadline - Date.now()))));
+    }
+  }
+
+  /** The shell owns the pane's foreground and the screen shows, after the prompt, the command and more. */
+  private async ranAndExited(pane: string, before: string, argv: readonly string[]): Promise<boolean> {
+    const info = await this.processInfo(pane).catch(() => null);
+    if (!info?.shell_pid || info.foreground_process_group_id !== info.shell_pid) return false;
+    return typedThenMore(before, argv, await this.read(pane, { source: 'visible' }).catch(() => ''));
   }
 
   async agentWait(target: string, until: readonly AgentStatus[], timeoutMs: number): Promise<AgentInfo> {
@@ -436,4 +485,16 @@ async function socketRequest(connection: Promise<Duplex>, request: string, timeo
     stream.on('end', () => done(new Error("herdr's socket closed without an answer")));
     stream.write(`${request}\n`);
   });
+}
+
+/**
+ * True when `now` is the screen `before` with the command `argv` typed after it and something
+ * more below (what the program printed, the shell's next prompt). Whitespace, quotes and
+ * backslashes are ignored: the shell echoes the typed, quoted command and the terminal wraps it.
+ */
+export function typedThenMore(before: string, argv: readonly string[], now: string): boolean {
+  const bare = (text: string) => text.replace(/[\s'"\\]+/g, '');
+  const head = bare(before) + bare(argv.join(''));
+  const shown = bare(now);
+  return head !== '' && shown.startsWith(head) && shown.length > head.length;
 }

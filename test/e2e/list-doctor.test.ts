@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { handoff, herdrOk, resetClone, runAs, startFakeAgent, type StartedAgent } from '../helpers/e2e.js';
-import { laptopAlias, sshConfigFragment, type World } from '../world/machines.js';
+import { herdrVersionOf, laptopAlias, sshConfigFragment, type World } from '../world/machines.js';
 import { startDelayProxy, type DelayProxy } from '../../bench/delay-proxy.js';
 
 let world: World;
@@ -75,7 +75,7 @@ describe('doctor', () => {
     const target = r.json.target as Record<string, unknown>;
     expect(target.ssh).toMatchObject({ host: '127.0.0.1', user: 'vega', handshakes: 1, host_key: 'verified', auth: `publickey ${world.users.laptop!.key}` });
     expect((target.ssh as { connect_ms: number }).connect_ms).toBeGreaterThan(0);
-    expect(target.herdr).toMatchObject({ installed: true, version: '0.8.0', server: 'running' });
+    expect(target.herdr).toMatchObject({ installed: true, version: herdrVersionOf(world.herdrKind), server: 'running' });
     expect((target.config_roots as Record<string, string>).claude).toBe('/home/vega/.claude');
     expect(r.json.problems).toEqual([]);
     expect(r.json.ready).toBe(true);

@@ -186,7 +186,7 @@ async function failsAt(step: string, code: RegExp, undo: () => void | Promise<vo
   expect(out.code).toMatch(code);
   expect(out.details.undone.length).toBeGreaterThan(0);
   expect(out.details.undo_errors).toEqual([]);
-  expect(out.details.source_restart).toMatchObject({ restarted: true, pane: agent.pane, name });
+  expect(out.details.source_restart, JSON.stringify(out.details.source_restart)).toMatchObject({ restarted: true, pane: agent.pane, name });
 
   // The target is as it was.
   expect(await targetState()).toEqual(baseline.vega);
@@ -231,9 +231,13 @@ describe('send: a failing target step is undone and the agent restarted at the s
     await failsAt('start', /workspace_create_failed/, dropOurFaults);
   }, 90_000);
 
-  it('start: herdr cannot start the agent', async () => {
-    injectOurs(`agent start ${name}`, 'agent_start_failed', 'injected: the agent did not start');
-    await failsAt('start', /start_failed/, dropOurFaults);
+  it('start: herdr cannot start the agent (the pane never gets to a bare shell)', async () => {
+    // vega's shell runs a program in the foreground as it starts in the new worktree (as a
+    // profile that starts something might), so herdr finds no shell there to start the agent in.
+    const rc = path.join(vega.home, '.bashrc');
+    const before = fs.readFileSync(rc);
+    fs.appendFileSync(rc, `\nif [ "$PWD" = '${worktree}' ]; then sleep 120; fi\n`);
+    await failsAt('start', /agent_pane_busy/, () => fs.writeFileSync(rc, before));
   }, 90_000);
 
   // Steps whose real failures the world cannot provoke without disturbing other tests: the hook

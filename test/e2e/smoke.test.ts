@@ -6,7 +6,7 @@ import { HerdrClient } from '../../src/herdr/client.js';
 import { SshHost } from '../../src/host/ssh.js';
 import { useWorld } from '../helpers/world.js';
 import { herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, type StartedAgent } from '../helpers/e2e.js';
-import type { World } from '../world/machines.js';
+import { herdrVersionOf, type World } from '../world/machines.js';
 
 let world: World;
 let agent: StartedAgent | undefined;
@@ -75,7 +75,7 @@ describe('world smoke', () => {
       expect(host.counters.commands).toBe(commands);
       // The quick probe: the ping's version, and the CLI only looked up on the PATH.
       const reached = await new HerdrClient(host).reach();
-      expect(reached).toMatchObject({ server: 'running', version: { version: '0.8.0', ok: true }, serverStatus: null });
+      expect(reached).toMatchObject({ server: 'running', version: { version: herdrVersionOf(world.herdrKind), ok: true }, serverStatus: null });
       expect(reached.path).toMatch(/\/herdr$/);
       expect(host.counters.commands).toBe(commands + 1);
       // Screen reads take the socket too, and say what the CLI says.

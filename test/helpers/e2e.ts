@@ -25,6 +25,8 @@ export function runAs(user: WorldUser, argv: string[], opts: { cwd?: string; env
       clearTimeout(timer);
       resolve({ code: code ?? -1, stdout, stderr });
     });
+    // A program that exits without reading its stdin (EPIPE) is no failure of the run.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(opts.input ?? '');
   });
 }

@@ -24,6 +24,11 @@ export function wantedHerdrKind(): HerdrKind {
   throw new Error(`AH_WORLD_HERDR=${v}: expected real or simulator`);
 }
 
+/** The version `herdr --version` says in a world running `kind`. */
+export function herdrVersionOf(kind: HerdrKind): string {
+  return kind === 'real' ? '0.8.2' : '0.8.0';
+}
+
 /** The real herdr 0.8.2 binary: CI keeps the shared folder beside the checkout. */
 export function realHerdrSource(): string {
   return path.resolve(repoDir(), '..', 'shared', 'herdr', '0.8.2', 'herdr');

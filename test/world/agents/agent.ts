@@ -75,6 +75,11 @@ export interface AgentDefinition {
   ctrlDQuits: boolean;
   /** pi/omp report working/idle themselves (herdr skips screen detection for them). */
   fullLifecycle: boolean;
+  /**
+   * The terminal title (OSC 2) while working and while idle, where the real agent sets one that
+   * herdr reads its state from (claude: a braille spinner, then ✳).
+   */
+  terminalTitle?: (working: boolean) => string;
   /** codex: /quit while a turn runs would only detach from a daemon that keeps writing; the fake refuses instead. */
   refuseQuitWhileWorking: boolean;
   configRoot(): string;
@@ -183,7 +188,17 @@ class Conversation {
     const rule = '─'.repeat(Math.min(process.stdout.columns || 80, 100));
     const footer = [rule, `${d.promptChar} ${this.input || ''}`, rule, this.status || d.footer.join(' · ')];
     if (!this.input && d.placeholder) footer[1] = `${d.promptChar} ${d.placeholder}`;
+    this.showTitle();
     this.tui.draw({ header, body, footer });
+  }
+
+  private shownTitle: string | undefined;
+
+  private showTitle(): void {
+    const title = this.def.terminalTitle?.(this.working !== undefined);
+    if (title === undefined || title === this.shownTitle) return;
+    this.shownTitle = title;
+    process.stdout.write(`\x1b]2;${title}\x07`);
   }
 
   private setStatus(text: string, ms = 0): void {

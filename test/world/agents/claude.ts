@@ -317,6 +317,8 @@ export const claude: AgentDefinition = {
   doubleMs: 1000,
   ctrlDQuits: false,
   fullLifecycle: false,
+  // Claude Code 2.1: a braille spinner in the title while a turn runs, ✳ when it is done (herdr's claude rules).
+  terminalTitle: (working) => `${working ? '\u2802' : '\u2733'} Claude Code`,
   refuseQuitWhileWorking: false,
   configRoot: claudeRoot,
   integrationFile: (root) => path.join(root, 'hooks', 'herdr-agent-state.sh'),

@@ -20,6 +20,8 @@ export class HerdrReporter {
   private readonly socket: string | undefined;
   private readonly pane: string;
   private readonly source: string;
+  /** The session last reported: the real extensions send it with every state report too. */
+  private sessionRef: Record<string, string> = {};
 
   constructor(
     private readonly kind: string,
@@ -39,13 +41,13 @@ export class HerdrReporter {
 
   /** `pane.report_agent_session`; pi/omp send the session file path, the others the id. */
   session(ref: { id?: string; path?: string }, start: 'startup' | 'resume'): void {
-    const sessionRef = ref.path ? { agent_session_path: ref.path } : { agent_session_id: ref.id ?? '' };
-    this.call('pane.report_agent_session', { session_start_source: start, ...sessionRef });
+    this.sessionRef = ref.path ? { agent_session_path: ref.path } : { agent_session_id: ref.id ?? '' };
+    this.call('pane.report_agent_session', { session_start_source: start, ...this.sessionRef });
   }
 
   /** `pane.report_agent` with the state (full-lifecycle reporters only). */
   state(state: 'working' | 'idle' | 'blocked'): void {
-    this.call('pane.report_agent', { state });
+    this.call('pane.report_agent', { state, ...this.sessionRef });
   }
 
   private call(method: string, params: Record<string, unknown>): void {
