@@ -4,6 +4,7 @@
 // with the real resume argv, prompt again and see the same session grow.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
@@ -627,17 +628,28 @@ describe.concurrent('fake agents', () => {
     keys(cx, 'Enter');
     await waitFor(cx, `cwd: ${r}`);
 
-    // herdr reporting: a stub herdr that logs its argv.
-    const log = path.join(base, 'herdr.log');
-    const stub = path.join(base, 'herdr-stub');
-    fs.writeFileSync(stub, `#!/bin/sh\necho "$*" >> '${log}'\n`, { mode: 0o755 });
-    const herdr = { HERDR_ENV: '1', HERDR_PANE_ID: 'p_1', HERDR_BIN_PATH: stub };
+    // herdr reporting: a stub socket that logs each request and answers ok, as herdr's does.
+    const socket = path.join(base, 'herdr.sock');
+    const logged: { method: string; params: Record<string, unknown> }[] = [];
+    const server = net.createServer((conn) => {
+      let buf = '';
+      conn.on('data', (d) => {
+        buf += String(d);
+        const nl = buf.indexOf('\n');
+        if (nl < 0) return;
+        const req = JSON.parse(buf.slice(0, nl)) as { id: string; method: string; params: Record<string, unknown> };
+        logged.push({ method: req.method, params: req.params });
+        conn.end(`${JSON.stringify({ id: req.id, result: { type: 'ok' } })}\n`);
+      });
+    });
+    await new Promise<void>((res) => server.listen(socket, res));
+    const herdr = { HERDR_ENV: '1', HERDR_PANE_ID: 'p_1', HERDR_SOCKET_PATH: socket };
     const piHome = homes.pi!;
     const p1 = start('pi', ['no integration'], r, { HOME: piHome, ...herdr });
     await waitFor(p1, 'Fake reply: no integration');
     await type(p1, '/quit');
     await waitExit(p1);
-    expect(fs.existsSync(log)).toBe(false);
+    expect(logged).toEqual([]);
     fs.mkdirSync(path.join(piHome, '.pi', 'agent', 'extensions'), { recursive: true });
     fs.writeFileSync(path.join(piHome, '.pi', 'agent', 'extensions', 'herdr-agent-state.ts'), '// installed\n');
     const p2 = start('pi', ['with integration'], r, { HOME: piHome, ...herdr });
@@ -651,12 +663,21 @@ describe.concurrent('fake agents', () => {
     await waitFor(c2, 'Fake reply: hi');
     await type(c2, '/exit');
     await waitExit(c2);
-    const logged = fs.readFileSync(log, 'utf8').trim().split('\n');
+    await new Promise<void>((res) => server.close(() => res()));
     const piFile = walk(path.join(piHome, '.pi', 'agent', 'sessions')).find((f) => jsonl(f).some((x) => JSON.stringify(x).includes('with integration')))!;
-    expect(logged).toContain('pane report-agent p_1 --source herdr:pi --agent pi --state idle');
-    expect(logged).toContain(`pane report-agent-session p_1 --source herdr:pi --agent pi --agent-session-path ${piFile} --session-start-source startup`);
-    expect(logged).toContain('pane report-agent p_1 --source herdr:pi --agent pi --state working');
-    expect(logged.filter((l) => l.includes('herdr:claude'))).toEqual([expect.stringMatching(new RegExp(`^pane report-agent-session p_1 --source herdr:claude --agent claude --agent-session-id ${UUID.source} --session-start-source startup$`))]);
+    const pi = logged.filter((l) => l.params.source === 'herdr:pi');
+    expect(pi.map((l) => [l.method, l.params.state ?? l.params.session_start_source])).toEqual(expect.arrayContaining([['pane.report_agent', 'idle'], ['pane.report_agent_session', 'startup'], ['pane.report_agent', 'working']]));
+    expect(pi.find((l) => l.method === 'pane.report_agent_session')?.params).toMatchObject({ pane_id: 'p_1', agent: 'pi', agent_session_path: piFile });
+    // Every report carries a seq newer than the one before (real herdr drops the rest), and once the
+    // session is known each state report names it too (real herdr ignores them otherwise).
+    const seqs = pi.map((l) => l.params.seq as number);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(new Set(seqs).size).toBe(seqs.length);
+    const afterSession = pi.slice(pi.findIndex((l) => l.method === 'pane.report_agent_session') + 1);
+    expect(afterSession.length).toBeGreaterThan(0);
+    for (const l of afterSession) expect(l.params.agent_session_path).toBe(piFile);
+    const claude = logged.filter((l) => l.params.source === 'herdr:claude');
+    expect(claude).toEqual([{ method: 'pane.report_agent_session', params: expect.objectContaining({ pane_id: 'p_1', agent: 'claude', agent_session_id: expect.stringMatching(UUID), session_start_source: 'startup' }) }]);
 
     for (const p of [cl, cx]) {
       await type(p, '/quit');
