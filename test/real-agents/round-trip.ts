@@ -48,6 +48,12 @@ export interface RealKind {
   unitsBeside(file: string, checkout: string): string[];
   /** Session folders/files made by this test, removed at the end. */
   cleanup(m: Machine): void;
+  /**
+   * Agents that ask to trust a folder (claude, codex): how to take the checkout's trust away, and
+   * whether the agent's trust store covers it. They make one more leg, back to a laptop whose
+   * trust was removed: the product answers the screen and the store covers the folder.
+   */
+  folderTrust?: { remove(m: Machine): void; covers(m: Machine): boolean };
 }
 
 export function prefixOf(k: RealKind): string {
@@ -177,12 +183,18 @@ export async function roundTrip(k: RealKind): Promise<Timing[]> {
     }, 30_000);
 
     // 2. laptop → vega; 3. back with --from vega; 4. laptop → vega again.
-    const legs: { leg: string; args: string[]; to: Machine; from: Machine; word: string; old: string[] }[] = [
+    const legs: { leg: string; args: string[]; to: Machine; from: Machine; word: string; old: string[]; untrusted?: boolean }[] = [
       { leg: 'send laptop → vega', args: ['send', name, 'vega', '--no-focus'], to: vega, from: laptop, word: 'bravo', old: ['alpha'] },
       { leg: 'send --from vega (hand-back)', args: ['send', name, '--from', 'vega', '--no-focus'], to: laptop, from: vega, word: 'charlie', old: ['alpha', 'bravo'] },
       { leg: 'send laptop → vega again', args: ['send', name, 'vega', '--no-focus'], to: vega, from: laptop, word: 'delta', old: ['alpha', 'bravo', 'charlie'] },
     ];
+    const trust = k.folderTrust;
+    if (trust) legs.push({ leg: "send --from vega, laptop's folder trust removed", args: ['send', name, '--from', 'vega', '--no-focus'], to: laptop, from: vega, word: 'echo', old: ['alpha', 'bravo', 'charlie', 'delta'], untrusted: true });
     for (const leg of legs) {
+      if (leg.untrusted) {
+        trust!.remove(leg.to);
+        expect(trust!.covers(leg.to), `${k.kind}'s trust of ${leg.to.checkout} removed`).toBe(false);
+      }
       const t0 = Date.now();
       const r = await handoff(world, laptopUser, leg.args, { timeoutMs: 240_000 });
       const ms = Date.now() - t0;
@@ -191,7 +203,10 @@ export async function roundTrip(k: RealKind): Promise<Timing[]> {
       const out = r.json as unknown as SendOut;
       console.log(`${k.kind} ${leg.leg}: ${(ms / 1000).toFixed(1)} s, trust ${String(r.json.trust)}, waiting for user ${JSON.stringify(r.json.waiting_for_user ?? [])}`);
       workspaces.push({ user: leg.to.user, id: out.target_agent.workspace });
+      if (leg.untrusted) expect(r.json.trust, `${leg.leg}: the trust screen answered`).toBe('answered');
+      expect(r.json.waiting_for_user ?? [], `${leg.leg}: nothing left for the user`).toEqual([]);
       await checkLanded(world, k, leg.to, leg.from, out, leg.word, leg.old);
+      if (trust) expect(trust.covers(leg.to), `${leg.leg}: ${k.kind}'s trust store covers ${leg.to.checkout}`).toBe(true);
     }
     return timings;
   } finally {
@@ -225,7 +240,9 @@ async function checkLanded(world: World, k: RealKind, to: Machine, from: Machine
   const pane = out.target_agent.pane;
   // Resumed in the target checkout, showing the old conversation.
   const shown = await waitForScreen(world, user, pane, `${k.kind} resumed on ${user.name} showing the old conversation`, (t) => t.includes(`Mock reply to ${old[old.length - 1]}:`), 60_000);
-  for (const w of old) expect(shown, `old turn ${w} on the resumed screen`).toContain(`Mock reply to ${w}:`);
+  // The whole conversation, scrolled back (a long one no longer fits the 40 rows of the pane).
+  const history = `${(await herdr(world, user, ['pane', 'read', pane, '--source', 'recent', '--lines', '400'])).stdout}\n${shown}`;
+  for (const w of old) expect(history, `old turn ${w} on the resumed screen or scrolled back`).toContain(`Mock reply to ${w}:`);
   const info = (await herdrOk(world, user, ['agent', 'get', out.target_agent.name])) as { result: { agent: { agent?: string; foreground_cwd?: string } } };
   expect(info.result.agent.agent).toBe(k.kind);
   expect(info.result.agent.foreground_cwd).toBe(checkout);

@@ -57,6 +57,19 @@ const claude: RealKind = {
       fs.renameSync(t, stateFile(m));
     };
   },
+  folderTrust: {
+    remove: (m) => {
+      const now = readState(m);
+      const projects = (now.projects ?? {}) as Record<string, unknown>;
+      delete projects[m.checkout];
+      now.projects = projects;
+      const t = `${stateFile(m)}.${process.pid}.tmp`;
+      writeAs(m.user, t, JSON.stringify(now, null, 2) + '\n');
+      fs.chmodSync(t, 0o600);
+      fs.renameSync(t, stateFile(m));
+    },
+    covers: (m) => ((readState(m).projects ?? {}) as Record<string, { hasTrustDialogAccepted?: boolean }>)[m.checkout]?.hasTrustDialogAccepted === true,
+  },
   // The transcript and its sibling folder (subagents, tool results); file-history is verbatim.
   rewrittenFiles: (file) => [file, ...walk(file.replace(/\.jsonl$/, ''))],
   unitsBeside: (file) => entries(path.dirname(file), (n) => n.endsWith('.jsonl')),
@@ -64,9 +77,9 @@ const claude: RealKind = {
 };
 
 describe('real claude, moved with agent-handoff send', () => {
-  it('laptop → vega, back with --from vega, and to vega again', async () => {
+  it('laptop → vega, back with --from vega, to vega again, and back to a laptop whose folder trust was removed', async () => {
     const timings = await roundTrip(claude);
     console.log(`real claude send timings: ${timings.map((t) => `${t.leg} ${(t.ms / 1000).toFixed(1)} s`).join('; ')}`);
-    expect(timings).toHaveLength(3);
+    expect(timings).toHaveLength(4);
   }, 420_000);
 });

@@ -105,6 +105,14 @@ const codex: RealKind = {
     const section = `[projects.${JSON.stringify(m.checkout)}]`;
     if (!fs.readFileSync(config, 'utf8').includes(section)) fs.appendFileSync(config, `\n${section}\ntrust_level = "trusted"\n`);
   },
+  folderTrust: {
+    remove: untrust,
+    covers: (m) => {
+      const text = fs.existsSync(path.join(codexHome(m), 'config.toml')) ? fs.readFileSync(path.join(codexHome(m), 'config.toml'), 'utf8') : '';
+      const at = text.indexOf(`[projects.${JSON.stringify(m.checkout)}]`);
+      return at >= 0 && /^trust_level\s*=\s*"trusted"/m.test(text.slice(at).split(/\n(?=\[)/)[0] ?? '');
+    },
+  },
   rewrittenFiles: (file) => [file],
   unitsBeside: (file, checkout) => entries(path.dirname(file), (n) => /^rollout-.*\.jsonl$/.test(n)).filter((f) => mentions(f, checkout)),
   cleanup(m) {
@@ -113,9 +121,9 @@ const codex: RealKind = {
 };
 
 describe('real codex, moved with agent-handoff send', () => {
-  it('laptop → vega, back with --from vega, and to vega again', async () => {
+  it('laptop → vega, back with --from vega, to vega again, and back to a laptop whose folder trust was removed', async () => {
     const timings = await roundTrip(codex);
     console.log(`real codex send timings: ${timings.map((t) => `${t.leg} ${(t.ms / 1000).toFixed(1)} s`).join('; ')}`);
-    expect(timings).toHaveLength(3);
+    expect(timings).toHaveLength(4);
   }, 420_000);
 });
