@@ -33,6 +33,6 @@ export async function listAgents(host: Host, opts: { thisPane?: string } = {}): 
   const listing = herdr.ping().then(() => herdr.agentList());
   const [agents, moved] = await Promise.all([listing, movedNotes(host, stateDir({ HOME: info.home, ...(info.loginEnv.XDG_STATE_HOME ? { XDG_STATE_HOME: info.loginEnv.XDG_STATE_HOME } : {}) }))]);
   // HERDR_PANE_ID names a pane of *this* machine's herdr; it says nothing about another host's panes.
-  const thisPane = host.kind === 'local' ? opts.thisPane : undefined;
+  const thisPane = host.isThisMachine ? opts.thisPane : undefined;
   return { ok: true, command: 'list', host: host.label, address: host.address, agents: agents.map((a) => describeAgent(a, thisPane, moved)) };
 }

@@ -148,7 +148,7 @@ function resultOf(plan: Plan, sides: Sides, done: ExecuteResult, timings: { step
     waiting_for_user: done.start.waitingForUser,
     source_stash: { stashed: done.stash.stashed, stash: done.stash.stash, reason: done.stash.reason, note: done.stash.note, changed_after_snapshot: done.stash.changedAfterSnapshot },
     source_pane_at_shell: sourceAtShell,
-    attach: sides.sameHost || target.host.kind === 'local' ? null : `herdr --remote ${target.spec}`,
+    attach: sides.sameHost || target.host.isThisMachine ? null : `herdr --remote ${target.spec}`,
     verified: done.verified,
     bytes_sent: done.transfer.bytesSent,
     ...(done.sessionBackups.length > 0 ? { session_backups: done.sessionBackups } : {}),

@@ -219,7 +219,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const kind = agent.agent;
   if (!kind || !(SUPPORTED_KINDS as readonly string[]).includes(kind)) throw unsupported(kind);
   const adapter = adapterFor(kind as SupportedKind);
-  if (source.host.kind === 'local' && input.callerPane === agent.pane_id && !opts.self) {
+  if (source.host.isThisMachine && input.callerPane === agent.pane_id && !opts.self) {
     throw new HandoffError('own_pane', 'That agent is the one running this command.', { fix: 'Pass --self to move yourself after this turn.' });
   }
   if ((agent.agent_status === 'working' || agent.agent_status === 'blocked') && !opts.wait && !opts.dryRun && !opts.self) {

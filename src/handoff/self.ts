@@ -40,7 +40,7 @@ export function jobArgs(opts: SendOptions): RawSendArgs & Record<string, unknown
 }
 
 export async function deferSelf(plan: Plan, sides: Sides, opts: SendOptions, ctx: CommandContext, planJson: unknown) {
-  if (sides.source.host.kind !== 'local') {
+  if (!sides.source.host.isThisMachine) {
     throw selfWithFrom();
   }
   const dir = path.join(stateDir(ctx.env), 'deferred');

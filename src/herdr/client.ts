@@ -179,7 +179,7 @@ export class HerdrClient {
     const socket = told && serverStatus?.socket ? serverStatus.socket : null;
     if (socket !== this.socket) {
       this.socket = socket;
-      this.spare = socket && this.host.kind === 'ssh' ? this.openSpare(socket) : null;
+      this.spare = socket && this.host.socketsCostARoundTrip ? this.openSpare(socket) : null;
     }
     const version = checkHerdrVersion(told ?? (await this.host.run([path, '--version'], { timeoutMs: this.timeoutMs })).stdout);
     const mismatch = this.pinged && serverStatus?.socket && serverStatus.socket !== this.pinged ? { pinged: this.pinged, cli: serverStatus.socket } : null;
@@ -226,7 +226,7 @@ export class HerdrClient {
     // A CLI probe that finished meanwhile has set these: it is the authority.
     if (!this.socket) {
       this.socket = socket;
-      if (this.host.kind === 'ssh') this.spare = this.openSpare(socket);
+      if (this.host.socketsCostARoundTrip) this.spare = this.openSpare(socket);
     }
     return pong.data.result.version;
   }
@@ -243,7 +243,7 @@ export class HerdrClient {
     let line: string;
     try {
       const spare = this.spare;
-      this.spare = this.host.kind === 'ssh' ? this.openSpare(socket) : null;
+      this.spare = this.host.socketsCostARoundTrip ? this.openSpare(socket) : null;
       // A spare the server has closed meanwhile: one retry on a fresh connection.
       line = await socketRequest(spare ?? this.host.connectSocket(socket), request, timeoutMs).catch((err: unknown) => {
         if (!spare) throw err;

@@ -99,8 +99,16 @@ export interface ByteRange {
 }
 
 export interface Host {
-  /** 'local' or 'ssh'. */
-  readonly kind: 'local' | 'ssh';
+  /**
+   * True for the machine this process runs on: its panes can be the caller's own, and herdr there
+   * needs no `--remote` to attach. (What a step may ask; never which implementation it holds.)
+   */
+  readonly isThisMachine: boolean;
+  /**
+   * True when opening a socket connection costs a round trip (forwarded over ssh), so a client
+   * that will ask again opens its next connection ahead.
+   */
+  readonly socketsCostARoundTrip: boolean;
   /**
    * Human label for messages, progress and stash messages: 'local', or the target as the user
    * typed it (the ssh alias `vega`, `user@host`, `ssh://user@host:port`).

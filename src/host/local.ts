@@ -35,7 +35,8 @@ export interface LocalHostOptions {
 }
 
 export class LocalHost implements Host {
-  readonly kind = 'local' as const;
+  readonly isThisMachine = true;
+  readonly socketsCostARoundTrip = false;
   readonly label = 'local';
   readonly address = 'local';
   private readonly commandTimeoutMs: number;

@@ -151,7 +151,8 @@ function named(typed: string, address: string): string {
 }
 
 export class SshHost implements Host {
-  readonly kind = 'ssh' as const;
+  readonly isThisMachine = false;
+  readonly socketsCostARoundTrip = true;
   /** The target as the user typed it (`vega`, `user@host`): what messages and progress name. */
   readonly label: string;
   /** The resolved `user@host[:port]` of the target (last hop). */
