@@ -4,6 +4,7 @@
 // with the real resume argv, prompt again and see the same session grow.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
@@ -602,8 +603,12 @@ describe.concurrent('fake agents', () => {
     const homes = Object.fromEntries(['claude', 'codex', 'omp', 'grok', 'pi', 'crash'].map((k) => [k, dir('screens', `home-${k}`)]));
     control(path.join(homes.claude!, '.claude'), { loggedOut: true });
     trustClaude(homes.claude!, r);
-    control(path.join(homes.codex!, '.codex'), { hookReview: true });
-    fs.writeFileSync(path.join(homes.codex!, '.codex', 'config.toml'), `[projects."${r}"]\ntrust_level = "trusted"\n`);
+    // herdr's codex hook as real herdr 0.8.2 installs it, not trusted yet.
+    const codexRoot = path.join(homes.codex!, '.codex');
+    const hookCommand = `bash '${codexRoot}/herdr-agent-state.sh' session`;
+    fs.mkdirSync(codexRoot, { recursive: true });
+    fs.writeFileSync(path.join(codexRoot, 'hooks.json'), JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ command: hookCommand, timeout: 10, type: 'command' }] }] } }, null, 2));
+    fs.writeFileSync(path.join(codexRoot, 'config.toml'), `[features]\nhooks = true\n\n[projects."${r}"]\ntrust_level = "trusted"\n`);
     control(path.join(homes.omp!, '.omp', 'agent'), { firstRun: true });
     control(path.join(homes.grok!, '.grok'), { loggedOut: true });
     control(path.join(homes.crash!, '.pi', 'agent'), { crashOnStart: true });
@@ -613,7 +618,8 @@ describe.concurrent('fake agents', () => {
     const cl = start('claude', [], r, { HOME: homes.claude! });
     await waitFor(cl, 'Select login method:');
     const cx = start('codex', [], r, { HOME: homes.codex! });
-    await waitFor(cx, '1 hook needs review before it can run');
+    await waitFor(cx, 'Hooks need review');
+    await waitFor(cx, '1 hook is new or changed.');
     const om = start('omp', [], r, { HOME: homes.omp! });
     await waitFor(om, 'Setup step 1 of 5');
     keys(om, 'Escape');
@@ -624,39 +630,79 @@ describe.concurrent('fake agents', () => {
     expect(await waitExit(gr)).toBe(0);
     keys(cl, 'Enter');
     await waitFor(cl, `cwd: ${r}`);
+    // Review hooks → the Hooks list → SessionStart's hooks → t trusts herdr's alone → Esc, Esc.
     keys(cx, 'Enter');
+    await waitFor(cx, '⚠ 1 hook needs review before it can run.');
+    await waitFor(cx, 't trust all · enter review · esc close');
+    keys(cx, 'Enter');
+    await waitFor(cx, `Command   ${hookCommand}`);
+    await waitFor(cx, 't trust · esc back');
+    keys(cx, 't');
+    await waitFor(cx, 'Trust     Trusted');
+    expect(fs.readFileSync(path.join(codexRoot, 'config.toml'), 'utf8')).toContain(`[hooks.state.${JSON.stringify(`${codexRoot}/hooks.json:session_start:0:0`)}]\ntrusted_hash = "sha256:`);
+    keys(cx, 'Escape');
+    await waitFor(cx, 'enter details · esc close');
+    keys(cx, 'Escape');
     await waitFor(cx, `cwd: ${r}`);
 
-    // herdr reporting: a stub herdr that logs its argv.
-    const log = path.join(base, 'herdr.log');
-    const stub = path.join(base, 'herdr-stub');
-    fs.writeFileSync(stub, `#!/bin/sh\necho "$*" >> '${log}'\n`, { mode: 0o755 });
-    const herdr = { HERDR_ENV: '1', HERDR_PANE_ID: 'p_1', HERDR_BIN_PATH: stub };
-    const piHome = homes.pi!;
-    const p1 = start('pi', ['no integration'], r, { HOME: piHome, ...herdr });
-    await waitFor(p1, 'Fake reply: no integration');
-    await type(p1, '/quit');
-    await waitExit(p1);
-    expect(fs.existsSync(log)).toBe(false);
-    fs.mkdirSync(path.join(piHome, '.pi', 'agent', 'extensions'), { recursive: true });
-    fs.writeFileSync(path.join(piHome, '.pi', 'agent', 'extensions', 'herdr-agent-state.ts'), '// installed\n');
-    const p2 = start('pi', ['with integration'], r, { HOME: piHome, ...herdr });
-    await waitFor(p2, 'Fake reply: with integration');
-    await type(p2, '/quit');
-    await waitExit(p2);
-    fs.mkdirSync(path.join(homes.claude!, '.claude', 'hooks'), { recursive: true });
-    fs.writeFileSync(path.join(homes.claude!, '.claude', 'hooks', 'herdr-agent-state.sh'), '# installed\n');
-    fs.rmSync(path.join(homes.claude!, '.claude', 'fake-agent.json'));
-    const c2 = start('claude', ['hi'], r, { HOME: homes.claude!, ...herdr });
-    await waitFor(c2, 'Fake reply: hi');
-    await type(c2, '/exit');
-    await waitExit(c2);
-    const logged = fs.readFileSync(log, 'utf8').trim().split('\n');
-    const piFile = walk(path.join(piHome, '.pi', 'agent', 'sessions')).find((f) => jsonl(f).some((x) => JSON.stringify(x).includes('with integration')))!;
-    expect(logged).toContain('pane report-agent p_1 --source herdr:pi --agent pi --state idle');
-    expect(logged).toContain(`pane report-agent-session p_1 --source herdr:pi --agent pi --agent-session-path ${piFile} --session-start-source startup`);
-    expect(logged).toContain('pane report-agent p_1 --source herdr:pi --agent pi --state working');
-    expect(logged.filter((l) => l.includes('herdr:claude'))).toEqual([expect.stringMatching(new RegExp(`^pane report-agent-session p_1 --source herdr:claude --agent claude --agent-session-id ${UUID.source} --session-start-source startup$`))]);
+    // herdr reporting: a stub socket that keeps each request line (the integrations call herdr's socket).
+    const calls: Record<string, unknown>[] = [];
+    const sockPath = path.join(base, 'herdr.sock');
+    const server = net.createServer((c) => {
+      let buf = '';
+      c.on('data', (d) => {
+        buf += d.toString();
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+          const req = JSON.parse(buf.slice(0, nl)) as Record<string, unknown>;
+          buf = buf.slice(nl + 1);
+          calls.push(req);
+          c.write(`${JSON.stringify({ id: req.id, result: {} })}\n`);
+        }
+      });
+    });
+    await new Promise<void>((res) => server.listen(sockPath, res));
+    const herdr = { HERDR_ENV: '1', HERDR_PANE_ID: 'p_1', HERDR_SOCKET_PATH: sockPath };
+    const reported = (agent: string) => calls.map((c) => c.params as Record<string, unknown>).filter((p) => p.agent === agent);
+    try {
+      const piHome = homes.pi!;
+      const p1 = start('pi', ['no integration'], r, { HOME: piHome, ...herdr });
+      await waitFor(p1, 'Fake reply: no integration');
+      await type(p1, '/quit');
+      await waitExit(p1);
+      expect(calls).toEqual([]);
+      fs.mkdirSync(path.join(piHome, '.pi', 'agent', 'extensions'), { recursive: true });
+      fs.writeFileSync(path.join(piHome, '.pi', 'agent', 'extensions', 'herdr-agent-state.ts'), '// installed\n');
+      const p2 = start('pi', ['with integration'], r, { HOME: piHome, ...herdr });
+      await waitFor(p2, 'Fake reply: with integration');
+      await type(p2, '/quit');
+      await waitExit(p2);
+      fs.mkdirSync(path.join(homes.claude!, '.claude', 'hooks'), { recursive: true });
+      fs.writeFileSync(path.join(homes.claude!, '.claude', 'hooks', 'herdr-agent-state.sh'), '# installed\n');
+      fs.rmSync(path.join(homes.claude!, '.claude', 'fake-agent.json'));
+      const c2 = start('claude', ['hi'], r, { HOME: homes.claude!, ...herdr });
+      await waitFor(c2, 'Fake reply: hi');
+      await type(c2, '/exit');
+      await waitExit(c2);
+      // codex: its hook (trusted above) runs with the first prompt, not at launch.
+      fs.writeFileSync(path.join(codexRoot, 'herdr-agent-state.sh'), '# installed\n');
+      const x2 = start('codex', [], r, { HOME: homes.codex!, ...herdr });
+      await waitFor(x2, `cwd: ${r}`);
+      await sleep(500);
+      expect(reported('codex')).toEqual([]);
+      await type(x2, 'hi');
+      await waitFor(x2, 'Fake reply: hi');
+      await type(x2, '/quit');
+      await waitExit(x2);
+      const piFile = walk(path.join(piHome, '.pi', 'agent', 'sessions')).find((f) => jsonl(f).some((x) => JSON.stringify(x).includes('with integration')))!;
+      const pi = reported('pi');
+      expect(pi).toContainEqual(expect.objectContaining({ pane_id: 'p_1', source: 'herdr:pi', state: 'idle' }));
+      expect(pi).toContainEqual(expect.objectContaining({ source: 'herdr:pi', agent_session_path: piFile, session_start_source: 'startup' }));
+      expect(pi).toContainEqual(expect.objectContaining({ state: 'working' }));
+      expect(reported('claude')).toEqual([expect.objectContaining({ source: 'herdr:claude', agent_session_id: expect.stringMatching(UUID), session_start_source: 'startup' })]);
+      expect(reported('codex')).toEqual([expect.objectContaining({ source: 'herdr:codex', agent_session_id: expect.stringMatching(UUID), session_start_source: 'startup' })]);
+    } finally {
+      server.close();
+    }
 
     for (const p of [cl, cx]) {
       await type(p, '/quit');
