@@ -10,7 +10,7 @@ import type { Host } from '../src/host/host.js';
 import { HASH_FN, MISSING_HASH_TOOL } from '../src/transcript/left-ledger.js';
 import { VERSION } from '../src/version.js';
 import { posix as path, rootFrom, type SideCtx } from './adapter.js';
-import { planHookTrust, type HerdrHook, type HookLook, type HookTrust, type HookTrustOutcome, type HookTrustRequest, type HookTrustWrite } from './hook-trust.js';
+import { planHookTrust, runsScript, type HerdrHook, type HookLook, type HookTrust, type HookTrustOutcome, type HookTrustRequest, type HookTrustWrite } from './hook-trust.js';
 
 /** The script `herdr integration install codex` writes into the codex home. */
 export const HERDR_HOOK_SCRIPT = 'herdr-agent-state.sh';
@@ -48,10 +48,10 @@ const LIST_HOOKS_FN = [
   '  exec 3>"$d/in"',
   '  for l in "$@"; do printf "%s\\n" "$l" >&3; done',
   '  i=0',
-  `  while [ "$i" -lt 150 ] && ! grep -q '"id":${LIST_ID}[,}]' "$d/out" 2>/dev/null && kill -0 "$p" 2>/dev/null; do sleep 0.1 2>/dev/null || sleep 1; i=$((i + 1)); done`,
+  `  while [ "$i" -lt 300 ] && ! grep -q '"id":${LIST_ID}[,}]' "$d/out" 2>/dev/null && kill -0 "$p" 2>/dev/null; do sleep 0.05 2>/dev/null || sleep 1; i=$((i + 1)); done`,
   '  exec 3>&-',
   '  i=0',
-  '  while [ "$i" -lt 20 ] && kill -0 "$p" 2>/dev/null; do sleep 0.1 2>/dev/null || sleep 1; i=$((i + 1)); done',
+  '  while [ "$i" -lt 40 ] && kill -0 "$p" 2>/dev/null; do sleep 0.05 2>/dev/null || sleep 1; i=$((i + 1)); done',
   '  kill "$p" 2>/dev/null; wait "$p" 2>/dev/null',
   '  cat -- "$d/out"',
   '}',
@@ -97,6 +97,15 @@ export const CODEX_HOOK_TRUST_UNDO_PROGRAM = [
 /** A TOML basic string: quotes, backslashes and control characters escaped. */
 export function tomlString(s: string): string {
   return `"${s.replace(/[\\"\u0000-\u001f\u007f]/g, (c) => (c === '"' ? '\\"' : c === '\\' ? '\\\\' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`))}"`;
+}
+
+/**
+ * How the key may already appear in config.toml: as TOML spells it, and raw (a literal string).
+ * grep -e takes a newline as two patterns, so a raw key with one is left to its escaped form.
+ */
+export function keyNeedles(key: string): [string, string] {
+  const escaped = tomlString(key).slice(1, -1);
+  return [/[\n\r]/.test(key) ? escaped : key, escaped];
 }
 
 /** The two lines codex reads as herdr's hook trusted with `hash`. */
@@ -164,12 +173,13 @@ export function parseLook(stdout: string, exitCode: number, root: string): HookL
   const herdr: HerdrHook[] = [];
   for (const raw of answer.result.data[0]?.hooks ?? []) {
     const m = HookMetadata.safeParse(raw);
-    if (!m.success || m.data.handlerType !== 'command' || m.data.source !== 'user' || !m.data.command?.includes(script)) continue;
+    const command = m.data?.command ?? '';
+    if (!m.success || m.data.handlerType !== 'command' || m.data.source !== 'user' || !runsScript(command, script)) continue;
     herdr.push({
       key: m.data.key,
       event: m.data.eventName,
       matcher: m.data.matcher,
-      command: m.data.command,
+      command,
       timeoutSec: m.data.timeoutSec,
       async: m.data.async ?? false,
       statusMessage: m.data.statusMessage,
@@ -238,8 +248,7 @@ async function carry(req: HookTrustRequest): Promise<HookTrustOutcome> {
   const lines = trustLines(plan.key, plan.hash);
   const write: HookTrustWrite = { agentKind: 'codex', file, lines, tag };
   req.journal(write);
-  const escapedKey = tomlString(plan.key).slice(1, -1);
-  const r = await target.run(['/bin/sh', '-c', CODEX_HOOK_TRUST_WRITE_PROGRAM, 'sh', file, tempBeside(file, tag), lines[0], lines[1], plan.key, escapedKey, here.script, ...appServerRequests(cwd)], {
+  const r = await target.run(['/bin/sh', '-c', CODEX_HOOK_TRUST_WRITE_PROGRAM, 'sh', file, tempBeside(file, tag), lines[0], lines[1], ...keyNeedles(plan.key), here.script, ...appServerRequests(cwd)], {
     env: { CODEX_HOME: here.root },
     timeoutMs: 30_000,
   });

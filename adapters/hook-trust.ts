@@ -95,10 +95,22 @@ export interface HookTrust {
 
 export const SHA256_HASH = /^sha256:[0-9a-f]{64}$/;
 
+/** How a hook command may name the script: as herdr 0.8.2 single-quotes it (`'` as `'"'"'`), or as it is. */
+export function scriptSpellings(script: string): string[] {
+  const quoted = script.replace(/'/g, `'"'"'`);
+  return quoted === script ? [script] : [quoted, script];
+}
+
+/** Does this hook command run herdr's script? */
+export function runsScript(command: string, script: string): boolean {
+  return scriptSpellings(script).some((s) => command.includes(s));
+}
+
 /** The hook definition with the machine's script path taken out, for comparing across machines. */
 function definition(look: HookLook): string {
   const h = look.hook!;
-  return JSON.stringify([h.event, h.matcher, h.command.split(look.script).join('\0'), h.timeoutSec, h.async, h.statusMessage]);
+  const command = scriptSpellings(look.script).reduce((c, s) => c.split(s).join('\0'), h.command);
+  return JSON.stringify([h.event, h.matcher, command, h.timeoutSec, h.async, h.statusMessage]);
 }
 
 /**

@@ -161,5 +161,6 @@ export function trustHooks(root: string, hooks: readonly Pick<FakeHook, 'key' | 
 
 /** Does herdr's hook (the one that runs `script`) run: enabled and trusted? */
 export function hookRuns(root: string, script: string): boolean {
-  return listHooks(root).some((h) => h.command.includes(script) && h.enabled && h.trust === 'trusted');
+  const quoted = script.replace(/'/g, `'"'"'`); // herdr's single-quoting of the path
+  return listHooks(root).some((h) => (h.command.includes(script) || h.command.includes(quoted)) && h.enabled && h.trust === 'trusted');
 }
