@@ -283,6 +283,22 @@ describe('codex and herdr\'s hook', () => {
     });
   }, 150_000);
 
+  it('a failure after the trust was carried takes it out of vega again, and the agent runs on at the source', async () => {
+    await withCodexHooks(async () => {
+      const p = makeProject(world, 'modes-hooks-fail');
+      const name = `hooksfail-${suffix()}`;
+      const agent = await startIdle(laptop, 'codex', p.laptop, name);
+      await vegaWithoutIntegration();
+      const config = path.join(codexRootOf(vega), 'config.toml');
+      const r = await send([name, 'vega', '--no-focus'], { env: { AGENT_HANDOFF_TEST_FAIL_AT: 'verify' } });
+      expect(r.json, JSON.stringify(r.json)).toMatchObject({ ok: false, code: 'injected_failure', details: { failed_step: 'verify', undo_errors: [] } });
+      expect(r.json.details!.undone).toContain(`removed the trust of herdr's codex hook from ${config} on vega`);
+      expect(herdrCodexHookTrusted(vega)).toBe(false);
+      expect(fs.readFileSync(config, 'utf8')).not.toContain(`[hooks.state.${JSON.stringify(`${codexRootOf(vega)}/hooks.json:`).slice(0, -1)}`);
+      await waitFor('codex running again on laptop', async () => (await agentInPane(laptop, agent.pane))?.agent === 'codex', 15_000);
+    });
+  }, 150_000);
+
   it('the source does not trust it: left for review with the keys that answer it, which trust herdr\'s hook alone; it comes back with the session the handoff recorded, though herdr never learnt it', async () => {
     await withCodexHooks(async () => {
       const p = makeProject(world, 'modes-own');
