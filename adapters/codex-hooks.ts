@@ -234,7 +234,7 @@ async function undo(host: Host, write: HookTrustWrite): Promise<void> {
 async function carry(req: HookTrustRequest): Promise<HookTrustOutcome> {
   const { target, ctx, cwd, source, tag } = req;
   const labels = { source: req.sourceLabel, target: target.label };
-  const here = await look(target, ctx, cwd);
+  const here = (await req.early) ?? (await look(target, ctx, cwd));
   const plan = planHookTrust(source, here, labels);
   const left = (reason: string): HookTrustOutcome => ({ status: 'left_for_user', detail: `herdr's codex hook was left for you to review on ${target.label}: ${reason}.`, help: reviewHelp(target.label, here.script) });
   if (plan.action === 'nothing') {

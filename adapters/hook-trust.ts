@@ -74,6 +74,8 @@ export interface HookTrustRequest {
   cwd: string;
   /** The source's look (asked beside the quit). */
   source: HookLook;
+  /** The target's look taken beside the quit, when herdr's integration there was left as it was since; else null. */
+  early: Promise<HookLook | null> | null;
   sourceLabel: string;
   /** The handoff's temp-name tag. */
   tag: string;

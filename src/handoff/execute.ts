@@ -172,6 +172,12 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
   void besides(plan.targetIntegrationAsked.then((state) => (plan.targetIntegration ??= state)));
   // What the source's agent trusts of herdr's hook, asked while it quits (read-only, never fails).
   const sourceHooks = adapter.hookTrust ? besides(adapter.hookTrust.look(source.host, plan.sourceCtx, plan.cwd)) : null;
+  // The target's too, when herdr's integration there is current (not reinstalled below), in its
+  // home: the target cwd may not exist yet, and only the user's own hooks count.
+  const hookTrustEarly = adapter.hookTrust;
+  const targetHooksEarly = hookTrustEarly
+    ? besides(plan.targetIntegrationAsked.then((state) => (state?.status === 'current' ? hookTrustEarly.look(target.host, plan.targetCtx, plan.targetCtx.home) : null)).catch(() => null))
+    : null;
   const targetState = hostStateDir(target.info);
   const markerFile = markerPath(targetState, plan.id);
   let markerWritten: Promise<unknown> | null = null;
@@ -326,6 +332,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
               ctx: plan.targetCtx,
               cwd: targetCwd,
               source: await sourceHooks,
+              early: integrationInstalled ? null : targetHooksEarly,
               sourceLabel: source.host.label,
               tag: sessionCopyTag(plan.id),
               allowed: opts.trust,

@@ -124,22 +124,22 @@ describe('real codex 0.171 and real herdr 0.8.2: hook trust', () => {
     try {
       const host = new LocalHost();
       const writes: HookTrustWrite[] = [];
-      const out = await codexHookTrust.carry({ target: host, ctx: { home: odd.home, env: {}, tmpdir: os.tmpdir() }, cwd, source, sourceLabel: 'laptop', tag: 't1', allowed: true, journal: (w) => writes.push(w) });
+      const out = await codexHookTrust.carry({ target: host, ctx: { home: odd.home, env: {}, tmpdir: os.tmpdir() }, cwd, source, early: null, sourceLabel: 'laptop', tag: 't1', allowed: true, journal: (w) => writes.push(w) });
       expect(out, out.detail).toMatchObject({ status: 'carried', help: null });
       expect(writes).toEqual([{ agentKind: 'codex', file: config, lines: trustLines(`${odd.root}/hooks.json:session_start:0:0`, realHooks(odd.root, cwd, PATH).hooks[0]!.currentHash), tag: 't1' }]);
       expect(realHooks(odd.root, cwd, PATH).hooks[0]?.trustStatus).toBe('trusted');
       expect(fakeView(odd.root)[0]?.trustStatus).toBe('trusted');
       // Once more: nothing to do.
-      expect((await codexHookTrust.carry({ target: host, ctx: { home: odd.home, env: {}, tmpdir: os.tmpdir() }, cwd, source, sourceLabel: 'laptop', tag: 't2', allowed: true, journal: (w) => writes.push(w) })).status).toBe('already_trusted');
+      expect((await codexHookTrust.carry({ target: host, ctx: { home: odd.home, env: {}, tmpdir: os.tmpdir() }, cwd, source, early: null, sourceLabel: 'laptop', tag: 't2', allowed: true, journal: (w) => writes.push(w) })).status).toBe('already_trusted');
       await codexHookTrust.undo(host, writes[0]!);
       expect(fs.readFileSync(config, 'utf8')).toBe(before);
       expect(realHooks(odd.root, cwd, PATH).hooks[0]?.trustStatus).toBe('untrusted');
       // A source that does not trust it: left for the user, with the keys.
       const untrusted = parseLook(realHooks(odd.root, cwd, PATH).stdout, 0, odd.root);
-      const left = await codexHookTrust.carry({ target: host, ctx: { home: laptop.home, env: {}, tmpdir: os.tmpdir() }, cwd, source: untrusted, sourceLabel: 'vega', tag: 't3', allowed: true, journal: (w) => writes.push(w) });
+      const left = await codexHookTrust.carry({ target: host, ctx: { home: laptop.home, env: {}, tmpdir: os.tmpdir() }, cwd, source: untrusted, early: null, sourceLabel: 'vega', tag: 't3', allowed: true, journal: (w) => writes.push(w) });
       expect(left.status).toBe('already_trusted');
       fs.writeFileSync(path.join(laptop.root, 'config.toml'), '[features]\nhooks = true\n');
-      const left2 = await codexHookTrust.carry({ target: host, ctx: { home: laptop.home, env: {}, tmpdir: os.tmpdir() }, cwd, source: untrusted, sourceLabel: 'vega', tag: 't4', allowed: true, journal: (w) => writes.push(w) });
+      const left2 = await codexHookTrust.carry({ target: host, ctx: { home: laptop.home, env: {}, tmpdir: os.tmpdir() }, cwd, source: untrusted, early: null, sourceLabel: 'vega', tag: 't4', allowed: true, journal: (w) => writes.push(w) });
       expect(left2).toMatchObject({ status: 'left_for_user' });
       expect(left2.detail).toContain('the agent on vega does not trust herdr\'s hook (untrusted)');
       expect(left2.help).toContain('press t to trust that one hook');
