@@ -45,8 +45,10 @@ const LIST_HOOKS_FN = [
   '  mkfifo -- "$d/in" || exit 1',
   '  codex app-server <"$d/in" >"$d/out" 2>/dev/null &',
   '  p=$!',
+  // A codex that exits early must not take this shell down with SIGPIPE (set after its start: it would inherit it).
+  "  trap '' PIPE",
   '  exec 3>"$d/in"',
-  '  for l in "$@"; do printf "%s\\n" "$l" >&3; done',
+  '  for l in "$@"; do printf "%s\\n" "$l" >&3 2>/dev/null || break; done',
   '  i=0',
   `  while [ "$i" -lt 300 ] && ! grep -q '"id":${LIST_ID}[,}]' "$d/out" 2>/dev/null && kill -0 "$p" 2>/dev/null; do sleep 0.05 2>/dev/null || sleep 1; i=$((i + 1)); done`,
   '  exec 3>&-',

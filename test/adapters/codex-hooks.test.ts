@@ -139,6 +139,11 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('codex hook-tr
     const mute = run(shell, CODEX_HOOKS_LOOK_PROGRAM, [script, ...appServerRequests(dir)], s);
     expect(Date.now() - t0).toBeLessThan(5_000);
     expect(parseLook(mute.stdout, mute.status, root)).toMatchObject({ hook: null, problem: '`codex app-server` gave no answer to hooks/list' });
+    // One that reads a line and goes: the writes after it fail quietly (no SIGPIPE ends the program).
+    fs.writeFileSync(path.join(s.bin, 'codex'), '#!/bin/sh\nhead -n 1 >/dev/null\nexit 0\n', { mode: 0o755 });
+    const gone = run(shell, CODEX_HOOKS_LOOK_PROGRAM, [script, ...appServerRequests(dir), ...Array.from({ length: 2000 }, () => 'x'.repeat(100))], s);
+    expect(gone.status).toBe(0);
+    expect(parseLook(gone.stdout, gone.status, root).problem).toBe('`codex app-server` gave no answer to hooks/list');
     expect(fs.readdirSync(s.tmp)).toEqual([]);
   });
 
