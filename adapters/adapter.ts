@@ -5,6 +5,7 @@ import { HandoffError } from '../src/errors.js';
 import type { FileStat, Host } from '../src/host/host.js';
 import type { QuitPlan } from '../src/handoff/quit.js';
 import type { ScreenClassifier, ScreenReading } from '../src/handoff/screens.js';
+import type { HookTrust } from './hook-trust.js';
 
 export type { QuitPlan, ScreenClassifier, ScreenReading };
 
@@ -108,6 +109,8 @@ export interface Adapter {
   resumeArgv(handle: string, extraArgs?: readonly string[]): string[];
   readonly quit: QuitPlan & { mustBeIdle: boolean };
   classifyScreen: ScreenClassifier;
+  /** Kinds that hold a new hook for review (codex): carrying the trust of herdr's hook. */
+  readonly hookTrust?: HookTrust;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ import {
   pickGuess,
   posix as path,
   readFirstLine,
-  rootFrom,
   screenClassifier,
   UUID_RE,
   type Adapter,
@@ -23,12 +22,11 @@ import {
   type SessionRef,
   type SideCtx,
 } from './adapter.js';
+import { codexHookTrust, codexRoot } from './codex-hooks.js';
 
 const ROLLOUT = /^rollout-.+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i;
 
-function configRoot(env: Record<string, string | undefined>, home: string): string {
-  return rootFrom(env, 'CODEX_HOME', home, path.join(home, '.codex'));
-}
+const configRoot = codexRoot;
 
 function refFromFile(file: string): SessionRef {
   const name = path.basename(file);
@@ -164,7 +162,9 @@ export const codex: Adapter = {
     trust: [/Trust this folder\?/, /Trust and continue/],
     trustAccept: 'Trust and continue',
     login: [/Sign in with ChatGPT/, /Welcome to Codex, OpenAI's command-line coding agent/, /Choose how you want to use Codex/],
-    // Real codex 0.171: "⚠ 1 hook needs review before it can run" (keys: t trust all, enter review, esc close).
+    // Real codex 0.171: "Hooks need review" (1. Review hooks / 2. Trust all and continue / 3. Continue
+    // without trusting), and in its Hooks list "⚠ 1 hook needs review before it can run".
     hook_review: [/Hooks need review/i, /\bhooks? needs? review\b/i],
   }),
+  hookTrust: codexHookTrust,
 };

@@ -52,7 +52,7 @@ function sendOptions(y: Argv) {
     .option('session', { type: 'string', describe: 'Session id or transcript path, when herdr does not know it' })
     // `--no-focus` (workspace) gives false, `--focus TEXT` (hand-off brief) gives the text, absent gives true.
     .option('focus', { type: 'string', default: true, describe: 'Focus the new workspace on the target (--no-focus); --focus TEXT: hand-off brief focus' })
-    .option('trust', { type: 'boolean', default: true, describe: 'Answer the folder-trust screen (--no-trust)' })
+    .option('trust', { type: 'boolean', default: true, describe: "Answer the folder-trust screen and carry the trust of herdr's codex hook (--no-trust: neither)" })
     .option('timeout', { type: 'number', describe: 'Seconds any single step may take (default 120)' })
     .option('brief', { type: 'string', describe: 'First message to the resumed agent (with where it moved from and what came along)' })
     .option('done-when', { type: 'string', describe: 'Hand-off brief: when the work is done' });

@@ -603,8 +603,12 @@ describe.concurrent('fake agents', () => {
     const homes = Object.fromEntries(['claude', 'codex', 'omp', 'grok', 'pi', 'crash'].map((k) => [k, dir('screens', `home-${k}`)]));
     control(path.join(homes.claude!, '.claude'), { loggedOut: true });
     trustClaude(homes.claude!, r);
-    control(path.join(homes.codex!, '.codex'), { hookReview: true });
-    fs.writeFileSync(path.join(homes.codex!, '.codex', 'config.toml'), `[projects."${r}"]\ntrust_level = "trusted"\n`);
+    // herdr's codex hook as real herdr 0.8.2 installs it, not trusted yet.
+    const codexRoot = path.join(homes.codex!, '.codex');
+    const hookCommand = `bash '${codexRoot}/herdr-agent-state.sh' session`;
+    fs.mkdirSync(codexRoot, { recursive: true });
+    fs.writeFileSync(path.join(codexRoot, 'hooks.json'), JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ command: hookCommand, timeout: 10, type: 'command' }] }] } }, null, 2));
+    fs.writeFileSync(path.join(codexRoot, 'config.toml'), `[features]\nhooks = true\n\n[projects."${r}"]\ntrust_level = "trusted"\n`);
     control(path.join(homes.omp!, '.omp', 'agent'), { firstRun: true });
     control(path.join(homes.grok!, '.grok'), { loggedOut: true });
     control(path.join(homes.crash!, '.pi', 'agent'), { crashOnStart: true });
@@ -614,7 +618,8 @@ describe.concurrent('fake agents', () => {
     const cl = start('claude', [], r, { HOME: homes.claude! });
     await waitFor(cl, 'Select login method:');
     const cx = start('codex', [], r, { HOME: homes.codex! });
-    await waitFor(cx, '1 hook needs review before it can run');
+    await waitFor(cx, 'Hooks need review');
+    await waitFor(cx, '1 hook is new or changed.');
     const om = start('omp', [], r, { HOME: homes.omp! });
     await waitFor(om, 'Setup step 1 of 5');
     keys(om, 'Escape');
@@ -625,59 +630,87 @@ describe.concurrent('fake agents', () => {
     expect(await waitExit(gr)).toBe(0);
     keys(cl, 'Enter');
     await waitFor(cl, `cwd: ${r}`);
+    // Review hooks → the Hooks list → SessionStart's hooks → t trusts herdr's alone → Esc, Esc.
     keys(cx, 'Enter');
+    await waitFor(cx, '⚠ 1 hook needs review before it can run.');
+    await waitFor(cx, 't trust all · enter review · esc close');
+    keys(cx, 'Enter');
+    await waitFor(cx, `Command   ${hookCommand}`);
+    await waitFor(cx, 't trust · esc back');
+    keys(cx, 't');
+    await waitFor(cx, 'Trust     Trusted');
+    expect(fs.readFileSync(path.join(codexRoot, 'config.toml'), 'utf8')).toContain(`[hooks.state.${JSON.stringify(`${codexRoot}/hooks.json:session_start:0:0`)}]\ntrusted_hash = "sha256:`);
+    keys(cx, 'Escape');
+    await waitFor(cx, 'enter details · esc close');
+    keys(cx, 'Escape');
     await waitFor(cx, `cwd: ${r}`);
 
-    // herdr reporting: a stub socket that logs each request and answers ok, as herdr's does.
-    const socket = path.join(base, 'herdr.sock');
-    const logged: { method: string; params: Record<string, unknown> }[] = [];
-    const server = net.createServer((conn) => {
+    // herdr reporting: a stub socket that keeps each request line (the integrations call herdr's socket).
+    const calls: Record<string, unknown>[] = [];
+    const sockPath = path.join(base, 'herdr.sock');
+    const server = net.createServer((c) => {
       let buf = '';
-      conn.on('data', (d) => {
-        buf += String(d);
-        const nl = buf.indexOf('\n');
-        if (nl < 0) return;
-        const req = JSON.parse(buf.slice(0, nl)) as { id: string; method: string; params: Record<string, unknown> };
-        logged.push({ method: req.method, params: req.params });
-        conn.end(`${JSON.stringify({ id: req.id, result: { type: 'ok' } })}\n`);
+      c.on('data', (d) => {
+        buf += d.toString();
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+          const req = JSON.parse(buf.slice(0, nl)) as Record<string, unknown>;
+          buf = buf.slice(nl + 1);
+          calls.push(req);
+          c.write(`${JSON.stringify({ id: req.id, result: {} })}\n`);
+        }
       });
     });
-    await new Promise<void>((res) => server.listen(socket, res));
-    const herdr = { HERDR_ENV: '1', HERDR_PANE_ID: 'p_1', HERDR_SOCKET_PATH: socket };
-    const piHome = homes.pi!;
-    const p1 = start('pi', ['no integration'], r, { HOME: piHome, ...herdr });
-    await waitFor(p1, 'Fake reply: no integration');
-    await type(p1, '/quit');
-    await waitExit(p1);
-    expect(logged).toEqual([]);
-    fs.mkdirSync(path.join(piHome, '.pi', 'agent', 'extensions'), { recursive: true });
-    fs.writeFileSync(path.join(piHome, '.pi', 'agent', 'extensions', 'herdr-agent-state.ts'), '// installed\n');
-    const p2 = start('pi', ['with integration'], r, { HOME: piHome, ...herdr });
-    await waitFor(p2, 'Fake reply: with integration');
-    await type(p2, '/quit');
-    await waitExit(p2);
-    fs.mkdirSync(path.join(homes.claude!, '.claude', 'hooks'), { recursive: true });
-    fs.writeFileSync(path.join(homes.claude!, '.claude', 'hooks', 'herdr-agent-state.sh'), '# installed\n');
-    fs.rmSync(path.join(homes.claude!, '.claude', 'fake-agent.json'));
-    const c2 = start('claude', ['hi'], r, { HOME: homes.claude!, ...herdr });
-    await waitFor(c2, 'Fake reply: hi');
-    await type(c2, '/exit');
-    await waitExit(c2);
-    await new Promise<void>((res) => server.close(() => res()));
-    const piFile = walk(path.join(piHome, '.pi', 'agent', 'sessions')).find((f) => jsonl(f).some((x) => JSON.stringify(x).includes('with integration')))!;
-    const pi = logged.filter((l) => l.params.source === 'herdr:pi');
-    expect(pi.map((l) => [l.method, l.params.state ?? l.params.session_start_source])).toEqual(expect.arrayContaining([['pane.report_agent', 'idle'], ['pane.report_agent_session', 'startup'], ['pane.report_agent', 'working']]));
-    expect(pi.find((l) => l.method === 'pane.report_agent_session')?.params).toMatchObject({ pane_id: 'p_1', agent: 'pi', agent_session_path: piFile });
-    // Every report carries a seq newer than the one before (real herdr drops the rest), and once the
-    // session is known each state report names it too (real herdr ignores them otherwise).
-    const seqs = pi.map((l) => l.params.seq as number);
-    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
-    expect(new Set(seqs).size).toBe(seqs.length);
-    const afterSession = pi.slice(pi.findIndex((l) => l.method === 'pane.report_agent_session') + 1);
-    expect(afterSession.length).toBeGreaterThan(0);
-    for (const l of afterSession) expect(l.params.agent_session_path).toBe(piFile);
-    const claude = logged.filter((l) => l.params.source === 'herdr:claude');
-    expect(claude).toEqual([{ method: 'pane.report_agent_session', params: expect.objectContaining({ pane_id: 'p_1', agent: 'claude', agent_session_id: expect.stringMatching(UUID), session_start_source: 'startup' }) }]);
+    await new Promise<void>((res) => server.listen(sockPath, res));
+    const herdr = { HERDR_ENV: '1', HERDR_PANE_ID: 'p_1', HERDR_SOCKET_PATH: sockPath };
+    const reported = (agent: string) => calls.map((c) => c.params as Record<string, unknown>).filter((p) => p.agent === agent);
+    try {
+      const piHome = homes.pi!;
+      const p1 = start('pi', ['no integration'], r, { HOME: piHome, ...herdr });
+      await waitFor(p1, 'Fake reply: no integration');
+      await type(p1, '/quit');
+      await waitExit(p1);
+      expect(calls).toEqual([]);
+      fs.mkdirSync(path.join(piHome, '.pi', 'agent', 'extensions'), { recursive: true });
+      fs.writeFileSync(path.join(piHome, '.pi', 'agent', 'extensions', 'herdr-agent-state.ts'), '// installed\n');
+      const p2 = start('pi', ['with integration'], r, { HOME: piHome, ...herdr });
+      await waitFor(p2, 'Fake reply: with integration');
+      await type(p2, '/quit');
+      await waitExit(p2);
+      fs.mkdirSync(path.join(homes.claude!, '.claude', 'hooks'), { recursive: true });
+      fs.writeFileSync(path.join(homes.claude!, '.claude', 'hooks', 'herdr-agent-state.sh'), '# installed\n');
+      fs.rmSync(path.join(homes.claude!, '.claude', 'fake-agent.json'));
+      const c2 = start('claude', ['hi'], r, { HOME: homes.claude!, ...herdr });
+      await waitFor(c2, 'Fake reply: hi');
+      await type(c2, '/exit');
+      await waitExit(c2);
+      // codex: its hook (trusted above) runs with the first prompt, not at launch.
+      fs.writeFileSync(path.join(codexRoot, 'herdr-agent-state.sh'), '# installed\n');
+      const x2 = start('codex', [], r, { HOME: homes.codex!, ...herdr });
+      await waitFor(x2, `cwd: ${r}`);
+      await sleep(500);
+      expect(reported('codex')).toEqual([]);
+      await type(x2, 'hi');
+      await waitFor(x2, 'Fake reply: hi');
+      await type(x2, '/quit');
+      await waitExit(x2);
+      const piFile = walk(path.join(piHome, '.pi', 'agent', 'sessions')).find((f) => jsonl(f).some((x) => JSON.stringify(x).includes('with integration')))!;
+      const pi = reported('pi');
+      expect(pi).toContainEqual(expect.objectContaining({ pane_id: 'p_1', source: 'herdr:pi', state: 'idle' }));
+      expect(pi).toContainEqual(expect.objectContaining({ source: 'herdr:pi', agent_session_path: piFile, session_start_source: 'startup' }));
+      expect(pi).toContainEqual(expect.objectContaining({ state: 'working' }));
+      // Every report carries a seq newer than the one before (real herdr drops the rest), and once
+      // the session is known each state report names it too (real herdr ignores them otherwise).
+      const seqs = pi.map((x) => x.seq as number);
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      expect(new Set(seqs).size).toBe(seqs.length);
+      const afterSession = pi.slice(pi.findIndex((x) => x.session_start_source !== undefined) + 1);
+      expect(afterSession.length).toBeGreaterThan(0);
+      for (const x of afterSession) expect(x.agent_session_path).toBe(piFile);
+      expect(reported('claude')).toEqual([expect.objectContaining({ source: 'herdr:claude', agent_session_id: expect.stringMatching(UUID), session_start_source: 'startup' })]);
+      expect(reported('codex')).toEqual([expect.objectContaining({ source: 'herdr:codex', agent_session_id: expect.stringMatching(UUID), session_start_source: 'startup' })]);
+    } finally {
+      server.close();
+    }
 
     for (const p of [cl, cx]) {
       await type(p, '/quit');

@@ -68,7 +68,12 @@ export const SendResult = z.object({
   target_agent: z.object({ name: z.string(), pane: z.string(), workspace: z.string() }).optional(),
   integration_installed: z.boolean().optional(),
   trust: z.string().optional(),
+  hook_trust: z
+    .object({ status: z.enum(['carried', 'already_trusted', 'no_hook', 'left_for_user']), detail: z.string() })
+    .optional()
+    .describe("codex: herdr's hook trusted on the target as at the source (carried), or left for the user to review, and why"),
   waiting_for_user: z.array(z.string()).optional(),
+  next_steps: z.array(z.string()).optional().describe('What the person does on the target for the screens in waiting_for_user that agent-handoff can describe (which keys answer them)'),
   source_stash: z.object({ stashed: z.boolean(), stash: z.string().nullable(), reason: z.string(), note: z.string(), changed_after_snapshot: z.array(z.string()) }).optional(),
   source_pane_at_shell: z.boolean().optional(),
   attach: z.string().nullable().optional(),
@@ -145,7 +150,9 @@ function resultOf(plan: Plan, sides: Sides, done: ExecuteResult, timings: { step
     target_agent: { name: done.start.name, pane: done.start.pane, workspace: done.start.workspace },
     integration_installed: done.integrationInstalled,
     trust: done.start.trust,
+    ...(done.hookTrust ? { hook_trust: { status: done.hookTrust.status, detail: done.hookTrust.detail } } : {}),
     waiting_for_user: done.start.waitingForUser,
+    ...nextSteps(done),
     source_stash: { stashed: done.stash.stashed, stash: done.stash.stash, reason: done.stash.reason, note: done.stash.note, changed_after_snapshot: done.stash.changedAfterSnapshot },
     source_pane_at_shell: sourceAtShell,
     attach: sides.sameHost || target.host.isThisMachine ? null : `herdr --remote ${target.spec}`,
@@ -154,6 +161,13 @@ function resultOf(plan: Plan, sides: Sides, done: ExecuteResult, timings: { step
     ...(done.sessionBackups.length > 0 ? { session_backups: done.sessionBackups } : {}),
     steps: timings,
   };
+}
+
+/** The keys that answer a waiting screen, where we know them (codex's hook review). */
+function nextSteps(done: ExecuteResult): { next_steps?: string[] } {
+  const steps: string[] = [];
+  if (done.start.waitingForUser.includes('hook_review') && done.hookTrust?.help) steps.push(done.hookTrust.help);
+  return steps.length > 0 ? { next_steps: steps } : {};
 }
 
 export async function send(args: Record<string, unknown>, ctx: CommandContext): Promise<CommandOutput> {

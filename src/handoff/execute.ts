@@ -26,6 +26,7 @@ import { armTimedKill, failInjected } from './test-hooks.js';
 import { HandoffRecord } from './records.js';
 import { rollback, type RollbackReport } from './rollback.js';
 import type { Sides } from './sides.js';
+import type { HookTrustOutcome } from '../../adapters/hook-trust.js';
 import { startAgent, uniqueAgentName, type StartResult } from './start.js';
 import { toAgentName } from './start.js';
 
@@ -40,6 +41,8 @@ export interface ExecuteResult {
   /** Files on the target that --overwrite replaced, kept here. */
   sessionBackups: string[];
   integrationInstalled: boolean;
+  /** herdr's hook trust carried to the target (kinds that review new hooks), or null. */
+  hookTrust: HookTrustOutcome | null;
   start: StartResult;
   stash: StashResult;
   verified: string[];
@@ -167,6 +170,14 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
   const earlyLook = besides(lookAtDestinations(target.host, plannedRoot, plan.unit.map((e) => destinationUnder(plannedRoot, e.dest))).catch(() => null));
   // Filled in as soon as known, so a failure's plan shows it too.
   void besides(plan.targetIntegrationAsked.then((state) => (plan.targetIntegration ??= state)));
+  // What the source's agent trusts of herdr's hook, asked while it quits (read-only, never fails).
+  const sourceHooks = adapter.hookTrust ? besides(adapter.hookTrust.look(source.host, plan.sourceCtx, plan.cwd)) : null;
+  // The target's too, when herdr's integration there is current (not reinstalled below), in its
+  // home: the target cwd may not exist yet, and only the user's own hooks count.
+  const hookTrustEarly = adapter.hookTrust;
+  const targetHooksEarly = hookTrustEarly
+    ? besides(plan.targetIntegrationAsked.then((state) => (state?.status === 'current' ? hookTrustEarly.look(target.host, plan.targetCtx, plan.targetCtx.home) : null)).catch(() => null))
+    : null;
   const targetState = hostStateDir(target.info);
   const markerFile = markerPath(targetState, plan.id);
   let markerWritten: Promise<unknown> | null = null;
@@ -310,6 +321,25 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       record({ kind: 'integration', target: adapter.integration });
       return true;
     });
+    // After our install, herdr's new hook would wait for review in the agent: its trust is
+    // carried when the source trusts the very same hook.
+    const hookTrust = adapter.hookTrust;
+    const hookTrusted =
+      hookTrust && sourceHooks
+        ? await step('hook_trust', `checking the trust of herdr's hook on ${target.host.label}`, async () =>
+            hookTrust.carry({
+              target: target.host,
+              ctx: plan.targetCtx,
+              cwd: targetCwd,
+              source: await sourceHooks,
+              early: integrationInstalled ? null : targetHooksEarly,
+              sourceLabel: source.host.label,
+              tag: sessionCopyTag(plan.id),
+              allowed: opts.trust,
+              journal: (w) => record({ kind: 'hook_trust', ...w }),
+            }),
+          )
+        : null;
     const startedMs = Date.now();
     const started = await step('start', `starting ${plan.kind} on ${target.host.label}`, async () => {
       const taken = new Set((await target.herdr.agentList()).map((a) => a.name).filter((n): n is string => !!n));
@@ -370,6 +400,7 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
       sessionFiles: copied.files.map((f) => f.path),
       sessionBackups: backupsKept,
       integrationInstalled,
+      hookTrust: hookTrusted,
       start: started,
       stash,
       verified,

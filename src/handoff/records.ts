@@ -41,6 +41,8 @@ export const HandoffRecord = z.discriminatedUnion('kind', [
   /** The newest placement or session copy before this was undone already (another replaces it). */
   z.object({ kind: z.literal('undone'), what: z.enum(['placement', 'session_copy']) }),
   z.object({ kind: z.literal('integration'), target: z.string() }),
+  /** Journaled before it is written: the trust of herdr's hook on the target (adapters/hook-trust.ts), undone line for line. */
+  z.object({ kind: z.literal('hook_trust'), agentKind: z.string(), file: z.string(), lines: z.array(z.string()), tag: z.string() }),
   z.object({ kind: z.literal('workspace'), workspace: z.string(), pane: z.string() }),
   z.object({ kind: z.literal('agent'), name: z.string(), pane: z.string() }),
   z.object({ kind: z.literal('marker'), path: z.string() }),

@@ -11,6 +11,7 @@ import { undoCopy } from '../transcript/copy.js';
 import { paneAtShell } from './quit.js';
 import { uniqueAgentName } from './start.js';
 import { undoPlacementIntent, undoSessionIntent } from './intents.js';
+import { adapterFor } from '../../adapters/index.js';
 
 export interface RollbackSides {
   source: { host: Host; herdr: HerdrClient };
@@ -136,6 +137,11 @@ export async function rollback(sides: RollbackSides, records: HandoffRecord[], o
         break;
       case 'session_intent':
         await attempt(`removed the unrecorded session files on ${sides.target.host.label}`, () => undoSessionIntent(sides.target.host, rec));
+        break;
+      case 'hook_trust':
+        await attempt(`removed the trust of herdr's ${rec.agentKind} hook from ${rec.file} on ${sides.target.host.label}`, async () => {
+          await adapterFor(rec.agentKind).hookTrust?.undo(sides.target.host, rec);
+        });
         break;
       case 'refs':
         await attempt(`removed refs/handoff/${rec.id}/* on ${sides.target.host.label}`, () => cleanupRefs(sides.target.host, rec.targetRepo, rec.id));

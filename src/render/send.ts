@@ -75,6 +75,7 @@ export function renderSend(r: SendView, opts: RenderOptions): string {
   if (r.source_pane_at_shell !== undefined) rows.push(['source pane', r.source_pane_at_shell ? `${plan.agent.pane} is back at its shell` : style.yellow(`${plan.agent.pane} is not at its shell`)]);
   if (r.verified?.length) rows.push(['verified', r.verified.map((v) => `${style.green('✓')} ${v}`).join('\n')]);
   if (r.session_backups?.length) rows.push(['backups', r.session_backups.map(t).join('\n')]);
+  if (r.hook_trust && r.hook_trust.status !== 'no_hook') rows.push(['hooks', r.hook_trust.detail]);
   if (r.brief) rows.push(['brief', r.brief.status.replace(/_/g, ' ')]);
   rows.push(['attach', r.attach ?? `herdr (on this machine; pane ${r.target_agent?.pane ?? '?'})`]);
   out.push(fields(rows, style).trimEnd());
@@ -82,6 +83,7 @@ export function renderSend(r: SendView, opts: RenderOptions): string {
   if (waiting.length > 0) {
     out.push('', style.yellow(style.bold('Waiting for you:')));
     for (const s of waiting) out.push(style.yellow(`  ! ${SCREEN_TEXT[s] ?? s} (${s}) — attach${r.attach ? ` (${r.attach})` : ''} and answer it`));
+    for (const step of r.next_steps ?? []) out.push(style.yellow(`    ${step}`));
   }
   for (const x of plan.warnings) out.push(style.yellow(`  ! ${x}`));
   return out.join('\n') + '\n';

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { gitAs, handoff, herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, waitForScreen, withAgentControl, writeAs, type Project, type StartedAgent } from '../helpers/e2e.js';
 import { runAsSync, type World, type WorldUser } from '../world/machines.js';
+import { codexRootOf, herdrCodexHookTrusted, trustHerdrCodexHook, untrustCodexHooks, withCodexHooks } from '../helpers/codex-hooks.js';
 
 let world: World;
 let laptop: WorldUser;
@@ -48,7 +49,11 @@ interface SendJson {
   branch?: string;
   worktree_created?: boolean;
   trust?: string;
+  integration_installed?: boolean;
+  cwd?: string;
+  hook_trust?: { status: string; detail: string };
   waiting_for_user?: string[];
+  next_steps?: string[];
   target_agent?: { name: string; pane: string; workspace: string };
   helper?: { workspace: string; pane: string; job: string };
   source_stash?: { stashed: boolean };
@@ -232,32 +237,132 @@ describe('send --from', () => {
   }, 90_000);
 });
 
-describe('an agent this tool started', () => {
-  it('comes back with the session the handoff recorded, though herdr never learnt it (codex with its hook left for review)', async () => {
-    const p = makeProject(world, 'modes-own');
-    const name = `own-${suffix()}`;
-    await startIdle(laptop, 'codex', p.laptop, name);
-    // On vega, codex holds herdr's new hook for review: the hook does not run, herdr learns no id.
-    const r = await withAgentControl(vega, path.join(vega.home, '.codex', 'fake-agent.json'), { hookReview: true, onlyIn: [p.vega] }, () => send([name, 'vega', '--no-focus']));
-    expectOk(r);
-    expect(r.json.waiting_for_user).toContain('hook_review');
-    const moved = r.json.target_agent!;
-    // The user closes the review on vega and goes on; codex writes nothing meanwhile.
-    await waitForScreen(world, vega, moved.pane, 'the hook review on vega', (t) => t.includes('1 hook needs review before it can run'), 15_000);
-    await herdrOk(world, vega, ['pane', 'send-keys', moved.pane, 'escape']);
-    await waitForScreen(world, vega, moved.pane, 'codex going on without its hook', (t) => t.includes(`cwd: ${p.vega}`), 15_000);
-    const onVega = await waitFor('codex idle on vega', async () => {
-      const a = (await agentList(vega)).find((x) => x.pane_id === moved.pane);
-      return a && a.agent_status === 'idle' ? a : undefined;
-    }, 15_000);
-    expect(onVega.agent_session ?? null).toBeNull();
+describe('codex and herdr\'s hook', () => {
+  /** vega without herdr's codex integration, and without any trust of it left from earlier runs. */
+  async function vegaWithoutIntegration(): Promise<void> {
+    await herdrOk(world, vega, ['integration', 'uninstall', 'codex']);
+    untrustCodexHooks(vega);
+    expect(fs.existsSync(path.join(codexRootOf(vega), 'herdr-agent-state.sh'))).toBe(false);
+  }
 
-    const back = await send([moved.name, '--from', 'vega', '--no-focus']);
-    expectOk(back);
-    const sessionOf = (j: SendJson) => (j.plan as unknown as { session: { via: string; id: string } }).session;
-    expect(sessionOf(back.json)).toEqual(expect.objectContaining({ via: 'handoff', id: sessionOf(r.json).id }));
-    expect(back.json.target_worktree).toBe(p.laptop);
-  }, 120_000);
+  async function agentInPane(user: WorldUser, pane: string): Promise<AgentJson | undefined> {
+    return (await agentList(user)).find((a) => a.pane_id === pane);
+  }
+
+  it('the source trusts it and vega has no integration: the trust is carried, nothing waits, herdr there learns the session, and it comes back', async () => {
+    await withCodexHooks(async () => {
+      const p = makeProject(world, 'modes-hooks');
+      const name = `hooks-${suffix()}`;
+      await startIdle(laptop, 'codex', p.laptop, name);
+      expect(herdrCodexHookTrusted(laptop)).toBe(true);
+      await vegaWithoutIntegration();
+
+      const r = await send([name, 'vega', '--no-focus']);
+      expectOk(r);
+      expect(r.json).toMatchObject({ integration_installed: true, hook_trust: { status: 'carried' }, waiting_for_user: [] });
+      expect(r.json.hook_trust!.detail).toContain(path.join(codexRootOf(vega), 'config.toml'));
+      expect(r.json.next_steps).toBeUndefined();
+      expect(herdrCodexHookTrusted(vega)).toBe(true);
+      const moved = r.json.target_agent!;
+      await waitForScreen(world, vega, moved.pane, 'codex resumed on vega at its prompt', (t) => t.includes(`cwd: ${r.json.cwd}`) && t.includes('Fake reply: first prompt'), 15_000);
+      // Codex runs its session-start hooks with the first prompt: herdr's reports the session.
+      await prompt(vega, moved.pane, 'on vega');
+      await waitForScreen(world, vega, moved.pane, 'a reply on vega', (t) => t.includes('Fake reply: on vega'), 15_000);
+      const known = await waitFor('herdr on vega knowing the session', async () => {
+        const a = await agentInPane(vega, moved.pane);
+        return a?.agent_session ? a : undefined;
+      }, 15_000);
+      expect(known.agent_session?.value).toBe(r.json.plan.session.id);
+      await waitFor('codex idle on vega', async () => (await agentInPane(vega, moved.pane))?.agent_status === 'idle', 15_000);
+
+      const back = await send([moved.name, '--from', 'vega', '--no-focus']);
+      expectOk(back);
+      expect(back.json).toMatchObject({ target_worktree: p.laptop, hook_trust: { status: 'already_trusted' }, waiting_for_user: [] });
+      expect((back.json.plan as unknown as { session: { via: string; id: string } }).session).toMatchObject({ via: 'herdr', id: r.json.plan.session.id });
+      await waitForScreen(world, laptop, back.json.target_agent!.pane, 'codex back on laptop', (t) => t.includes(`cwd: ${p.laptop}`) && t.includes('Fake reply: on vega'), 15_000);
+    });
+  }, 150_000);
+
+  it('a failure after the trust was carried takes it out of vega again, and the agent runs on at the source', async () => {
+    await withCodexHooks(async () => {
+      const p = makeProject(world, 'modes-hooks-fail');
+      const name = `hooksfail-${suffix()}`;
+      const agent = await startIdle(laptop, 'codex', p.laptop, name);
+      await vegaWithoutIntegration();
+      const config = path.join(codexRootOf(vega), 'config.toml');
+      const r = await send([name, 'vega', '--no-focus'], { env: { AGENT_HANDOFF_TEST_FAIL_AT: 'verify' } });
+      expect(r.json, JSON.stringify(r.json)).toMatchObject({ ok: false, code: 'injected_failure', details: { failed_step: 'verify', undo_errors: [] } });
+      expect(r.json.details!.undone).toContain(`removed the trust of herdr's codex hook from ${config} on vega`);
+      expect(herdrCodexHookTrusted(vega)).toBe(false);
+      expect(fs.readFileSync(config, 'utf8')).not.toContain(`[hooks.state.${JSON.stringify(`${codexRootOf(vega)}/hooks.json:`).slice(0, -1)}`);
+      await waitFor('codex running again on laptop', async () => (await agentInPane(laptop, agent.pane))?.agent === 'codex', 15_000);
+    });
+  }, 150_000);
+
+  it('the source does not trust it: left for review with the keys that answer it, which trust herdr\'s hook alone; it comes back with the session the handoff recorded, though herdr never learnt it', async () => {
+    await withCodexHooks(async () => {
+      const p = makeProject(world, 'modes-own');
+      const name = `own-${suffix()}`;
+      untrustCodexHooks(laptop);
+      try {
+        // On laptop the user went on without trusting herdr's hook (Esc): herdr learns no session.
+        const agent = await startFakeAgent(world, laptop, 'codex', p.laptop, { name, args: ['first prompt'], waitSession: false, trustHook: false });
+        workspaces.push({ user: 'laptop', id: agent.workspace });
+        await waitFor(`${name}'s first reply`, async () => {
+          const text = await screen(world, laptop, agent.pane);
+          if (/Trust this folder/.test(text)) await herdrOk(world, laptop, ['pane', 'send-keys', agent.pane, 'enter']);
+          else if (/Hooks need review/.test(text)) await herdrOk(world, laptop, ['pane', 'send-keys', agent.pane, 'escape']);
+          return /Fake reply: first prompt/.test(text);
+        }, 20_000);
+        await waitFor('codex idle on laptop', async () => (await agentInPane(laptop, agent.pane))?.agent_status === 'idle', 15_000);
+        expect((await agentInPane(laptop, agent.pane))?.agent_session ?? null).toBeNull();
+        await vegaWithoutIntegration();
+
+        const r = await send([name, 'vega', '--no-focus']);
+        expectOk(r);
+        expect(r.json).toMatchObject({ integration_installed: true, hook_trust: { status: 'left_for_user' } });
+        expect(r.json.waiting_for_user).toContain('hook_review');
+        expect(r.json.hook_trust!.detail).toContain("does not trust herdr's hook (untrusted)");
+        const script = path.join(codexRootOf(vega), 'herdr-agent-state.sh');
+        expect(r.json.next_steps).toEqual([expect.stringContaining(`bash '${script}' session`)]);
+        expect(r.json.next_steps![0]).toContain('press Enter; in the Hooks list press Enter on SessionStart');
+        expect(r.json.next_steps![0]).toContain('press t to trust that one hook');
+        expect(herdrCodexHookTrusted(vega)).toBe(false);
+        const moved = r.json.target_agent!;
+
+        // The user follows the steps on vega.
+        await waitForScreen(world, vega, moved.pane, 'the hook review on vega', (t) => t.includes('Hooks need review') && t.includes('› 1. Review hooks'), 15_000);
+        await herdrOk(world, vega, ['pane', 'send-keys', moved.pane, 'enter']);
+        await waitForScreen(world, vega, moved.pane, 'the Hooks list', (t) => t.includes('⚠ 1 hook needs review before it can run.') && t.includes('› SessionStart'), 15_000);
+        await herdrOk(world, vega, ['pane', 'send-keys', moved.pane, 'enter']);
+        await waitForScreen(world, vega, moved.pane, "herdr's hook", (t) => t.includes(`Command   bash '${script}' session`) && t.includes('t trust · esc back'), 15_000);
+        await herdrOk(world, vega, ['pane', 'send-keys', moved.pane, 't']);
+        await waitForScreen(world, vega, moved.pane, 'the hook trusted', (t) => t.includes('Trust     Trusted'), 15_000);
+        await herdrOk(world, vega, ['pane', 'send-keys', moved.pane, 'escape']);
+        await waitForScreen(world, vega, moved.pane, 'the Hooks list again', (t) => t.includes('enter details · esc close'), 15_000);
+        await herdrOk(world, vega, ['pane', 'send-keys', moved.pane, 'escape']);
+        await waitForScreen(world, vega, moved.pane, 'codex going on', (t) => t.includes(`cwd: ${p.vega}`), 15_000);
+        expect(herdrCodexHookTrusted(vega)).toBe(true);
+        // No prompt yet on vega: codex has run no session-start hook, herdr knows no session.
+        const onVega = await waitFor('codex idle on vega', async () => {
+          const a = await agentInPane(vega, moved.pane);
+          return a && a.agent_status === 'idle' ? a : undefined;
+        }, 15_000);
+        expect(onVega.agent_session ?? null).toBeNull();
+
+        const back = await send([moved.name, '--from', 'vega', '--no-focus']);
+        expectOk(back);
+        const sessionOf = (j: SendJson) => (j.plan as unknown as { session: { via: string; id: string } }).session;
+        expect(sessionOf(back.json)).toEqual(expect.objectContaining({ via: 'handoff', id: sessionOf(r.json).id }));
+        expect(back.json.target_worktree).toBe(p.laptop);
+        // vega trusts it now, laptop not: carried the other way, nothing waits on laptop.
+        expect(back.json).toMatchObject({ hook_trust: { status: 'carried' }, waiting_for_user: [] });
+        expect(herdrCodexHookTrusted(laptop)).toBe(true);
+      } finally {
+        trustHerdrCodexHook(laptop);
+      }
+    });
+  }, 150_000);
 });
 
 describe('send --self', () => {

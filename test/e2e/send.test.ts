@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
+import { withCodexHooks } from '../helpers/codex-hooks.js';
 import { gitAs, handoff, herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, waitForScreen, writeAs, type Project } from '../helpers/e2e.js';
 import type { World } from '../world/machines.js';
 
@@ -31,7 +32,9 @@ function makeChanges(p: Project): void {
 const KINDS = ['claude', 'codex', 'pi', 'omp', 'grok'] as const;
 
 describe.each(KINDS)('send %s laptop → vega', (kind) => {
-  it('moves the agent with its session, branch and uncommitted changes', async () => {
+  // codex relies on herdr's hook being trusted, which other test files change meanwhile.
+  const serial = (fn: () => Promise<void>) => (kind === 'codex' ? withCodexHooks(fn) : fn());
+  it('moves the agent with its session, branch and uncommitted changes', () => serial(async () => {
     const laptop = world.users.laptop!;
     const vega = world.users.vega!;
     const p = makeProject(world, `send-${kind}`);
@@ -97,5 +100,5 @@ describe.each(KINDS)('send %s laptop → vega', (kind) => {
     const sessionFile = (out.plan as { will_create: { session_file: string } }).will_create.session_file;
     expect(fs.readFileSync(sessionFile, 'utf8')).toContain('after the move');
     expect(fs.readFileSync(sessionFile, 'utf8')).not.toContain(p.laptop);
-  }, 150_000);
+  }), 150_000);
 });

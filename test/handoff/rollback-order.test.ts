@@ -1,8 +1,14 @@
 // Which journal records a rollback undoes (toUndo): newest first; an intent only when its step
 // died before writing the record; a placement or session copy already undone (replaced by another
 // made after it) is skipped with its intent.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { toUndo } from '../../src/handoff/rollback.js';
+import { trustLines } from '../../adapters/codex-hooks.js';
+import type { HerdrClient } from '../../src/herdr/client.js';
+import { LocalHost } from '../../src/host/local.js';
+import { rollback, toUndo } from '../../src/handoff/rollback.js';
 import { HandoffRecord } from '../../src/handoff/records.js';
 
 const A = 'a'.repeat(40);
@@ -39,6 +45,7 @@ function names(records: HandoffRecord[]): string[] {
     if (r.kind === 'placement') return `placement ${r.record.worktree}`;
     if (r.kind === 'session_intent') return `session intent ${r.targetRoot}`;
     if (r.kind === 'session_copy') return `session copy ${r.record.targetRoot}`;
+    if (r.kind === 'hook_trust') return `hook trust ${r.file}`;
     return r.kind;
   });
 }
@@ -68,5 +75,31 @@ describe('toUndo', () => {
   it('keeps the two kinds apart: an undone placement does not hide a session copy', () => {
     const records = [intent('/w1'), placement('/w1'), sessionIntent('/s1'), sessionCopy('/s1'), undonePlacement, intent('/w2'), placement('/w2')];
     expect(names(toUndo(records))).toEqual(['placement /w2', 'session copy /s1']);
+  });
+
+  it('takes the trust of herdr\'s hook out after the start, before the session copy', () => {
+    const trust = HandoffRecord.parse({ kind: 'hook_trust', agentKind: 'codex', file: '/c/config.toml', lines: ['[hooks.state."k"]', 'trusted_hash = "h"'], tag: 't' });
+    const workspace = HandoffRecord.parse({ kind: 'workspace', workspace: 'w1', pane: 'p1' });
+    expect(names(toUndo([marker, refs, intent('/w1'), placement('/w1'), sessionIntent('/s1'), sessionCopy('/s1'), trust, workspace]))).toEqual(['workspace', 'hook trust /c/config.toml', 'session copy /s1', 'placement /w1', 'refs', 'marker']);
+  });
+});
+
+describe('rollback of a hook trust entry', () => {
+  it('removes exactly the lines the handoff wrote, by the kind\'s own undo', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-rollback-hook-'));
+    try {
+      const file = path.join(dir, 'config.toml');
+      const lines = trustLines(`${dir}/hooks.json:session_start:0:0`, `sha256:${'a'.repeat(64)}`);
+      fs.writeFileSync(file, `[features]\nhooks = true\n\n${lines.join('\n')}\n\n[tui]\nx = 1\n`);
+      const host = new LocalHost();
+      const herdr = {} as HerdrClient;
+      const rec = HandoffRecord.parse({ kind: 'hook_trust', agentKind: 'codex', file, lines, tag: 't' });
+      const report = await rollback({ source: { host, herdr }, target: { host, herdr } }, [rec], { restart: false });
+      expect(report.errors).toEqual([]);
+      expect(report.undone).toEqual([`removed the trust of herdr's codex hook from ${file} on local`]);
+      expect(fs.readFileSync(file, 'utf8')).toBe('[features]\nhooks = true\n\n[tui]\nx = 1\n');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

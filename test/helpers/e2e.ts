@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { runAsSync, userEnv, type World, type WorldUser } from '../world/machines.js';
+import { trustHerdrCodexHook } from './codex-hooks.js';
 
 export interface ProcResult {
   code: number;
@@ -110,13 +111,15 @@ export async function startFakeAgent(
   user: WorldUser,
   kind: string,
   cwd: string,
-  opts: { name: string; integration?: boolean; args?: string[]; waitSession?: boolean },
+  opts: { name: string; integration?: boolean; args?: string[]; waitSession?: boolean; trustHook?: boolean },
 ): Promise<StartedAgent> {
   if (opts.integration !== false) {
     // Real herdr installs only for an agent that has run here (its folder exists), as it has for a
     // person who uses it.
     mkdirAs(user, path.join(user.home, AGENT_HOME[kind] ?? `.${kind}`));
     await herdrOk(world, user, ['integration', 'install', kind]);
+    // Codex runs herdr's hook once the person trusted it (they did, the first time it asked).
+    if (kind === 'codex' && opts.trustHook !== false) trustHerdrCodexHook(user);
   }
   const ws = (await herdrOk(world, user, ['workspace', 'create', '--cwd', cwd, '--label', opts.name, '--no-focus'])) as { result: { workspace: { workspace_id: string }; root_pane: { pane_id: string } } };
   const pane = ws.result.root_pane.pane_id;

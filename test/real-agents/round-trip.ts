@@ -54,6 +54,8 @@ export interface RealKind {
    * trust was removed: the product answers the screen and the store covers the folder.
    */
   folderTrust?: { remove(m: Machine): void; covers(m: Machine): boolean };
+  /** Checks of one leg's send result (codex: what came of herdr's hook trust). */
+  afterLeg?(leg: string, result: Record<string, unknown>): void;
 }
 
 export function prefixOf(k: RealKind): string {
@@ -201,10 +203,11 @@ export async function roundTrip(k: RealKind): Promise<Timing[]> {
       timings.push({ leg: leg.leg, ms });
       expect(r.json, `${leg.leg}: ${JSON.stringify(r.json)}\n${r.stderr}`).toMatchObject({ ok: true, command: 'send', dry_run: false });
       const out = r.json as unknown as SendOut;
-      console.log(`${k.kind} ${leg.leg}: ${(ms / 1000).toFixed(1)} s, trust ${String(r.json.trust)}, waiting for user ${JSON.stringify(r.json.waiting_for_user ?? [])}`);
+      console.log(`${k.kind} ${leg.leg}: ${(ms / 1000).toFixed(1)} s, trust ${String(r.json.trust)}${r.json.hook_trust ? `, hook trust ${(r.json.hook_trust as { status: string }).status}` : ''}, waiting for user ${JSON.stringify(r.json.waiting_for_user ?? [])}`);
       workspaces.push({ user: leg.to.user, id: out.target_agent.workspace });
       if (leg.untrusted) expect(r.json.trust, `${leg.leg}: the trust screen answered`).toBe('answered');
       expect(r.json.waiting_for_user ?? [], `${leg.leg}: nothing left for the user`).toEqual([]);
+      k.afterLeg?.(leg.leg, r.json);
       await checkLanded(world, k, leg.to, leg.from, out, leg.word, leg.old);
       if (trust) expect(trust.covers(leg.to), `${leg.leg}: ${k.kind}'s trust store covers ${leg.to.checkout}`).toBe(true);
     }

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { untrustCodexHooks, withCodexHooks } from '../helpers/codex-hooks.js';
 import { waitFor } from '../helpers/e2e.js';
 import { entries, realBinary, roundTrip, type Machine, type RealKind } from './round-trip.js';
 import { UserTmux } from './tmux.js';
@@ -63,9 +64,15 @@ const codex: RealKind = {
   configure: (m) => () => untrust(m),
   // herdr's codex integration is a SessionStart hook in ~/.codex/hooks.json, and codex 0.171 asks
   // "Hooks need review" for a hook it has not seen (its trust is a hash of the hook, saved in
-  // config.toml per hooks.json path). Once per machine, as that user would have: start codex in
-  // the checkout, trust the folder and the hook, quit.
+  // config.toml per hooks.json path). On laptop, as its user would have: start codex in the
+  // checkout, trust the folder and the hook, quit. vega has never trusted it: the handoff carries
+  // laptop's trust there.
   async prepare(m) {
+    if (m.user.name === 'vega') {
+      untrustCodexHooks(m.user);
+      trustFolder(m);
+      return;
+    }
     const t = new UserTmux(m.user, path.join(m.user.home, '.ah-real-agents', 'codex-prime.sock'));
     const status = path.join(m.user.home, '.ah-real-agents', 'codex-prime.status');
     fs.rmSync(status, { force: true });
@@ -101,9 +108,12 @@ const codex: RealKind = {
     // The folder's trust is made sure of too, once the prime is gone (seen missing once after it,
     // and then, on a loaded machine, codex drew its trust screen after the product's start had
     // looked, so the resumed agent sat at it).
-    const config = path.join(codexHome(m), 'config.toml');
-    const section = `[projects.${JSON.stringify(m.checkout)}]`;
-    if (!fs.readFileSync(config, 'utf8').includes(section)) fs.appendFileSync(config, `\n${section}\ntrust_level = "trusted"\n`);
+    trustFolder(m);
+  },
+  afterLeg(leg, result) {
+    // The first leg carries laptop's trust of herdr's hook to vega; afterwards both trust it.
+    expect(result.hook_trust, leg).toMatchObject({ status: leg === 'send laptop → vega' ? 'carried' : 'already_trusted' });
+    expect(result.waiting_for_user, leg).not.toContain('hook_review');
   },
   folderTrust: {
     remove: untrust,
@@ -120,9 +130,18 @@ const codex: RealKind = {
   },
 };
 
+/** The checkout trusted in config.toml (the handoff answers the folder-trust screen too, but see prepare). */
+function trustFolder(m: Machine): void {
+  const config = path.join(codexHome(m), 'config.toml');
+  const section = `[projects.${JSON.stringify(m.checkout)}]`;
+  const text = fs.existsSync(config) ? fs.readFileSync(config, 'utf8') : '';
+  if (!text.includes(section)) fs.appendFileSync(config, `\n${section}\ntrust_level = "trusted"\n`);
+}
+
 describe('real codex, moved with agent-handoff send', () => {
   it('laptop → vega, back with --from vega, to vega again, and back to a laptop whose folder trust was removed', async () => {
-    const timings = await roundTrip(codex);
+    // vega's hook trust is taken away for this test: no other test may rely on it meanwhile.
+    const timings = await withCodexHooks(() => roundTrip(codex));
     console.log(`real codex send timings: ${timings.map((t) => `${t.leg} ${(t.ms / 1000).toFixed(1)} s`).join('; ')}`);
     expect(timings).toHaveLength(4);
   }, 420_000);

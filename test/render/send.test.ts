@@ -35,6 +35,18 @@ describe('renderSend', () => {
     expect(text).toContain('(login)');
   });
 
+  it('codex: what came of herdr\'s hook trust, and the keys that answer its review', () => {
+    const steps = ['codex on vega shows "Hooks need review" (1 hook is new or changed). Attach there, … press t to trust that one hook; then Esc, Esc.'];
+    const left = SendResult.parse({ ...REAL, hook_trust: { status: 'left_for_user', detail: "herdr's codex hook was left for you to review on vega: the agent on local does not trust herdr's hook (untrusted)." }, waiting_for_user: ['hook_review'], next_steps: steps });
+    const text = renderSend(left, opts);
+    expect(text).toMatch(/hooks\s+herdr's codex hook was left for you to review on vega/);
+    expect(text).toContain('a review of new hooks or settings (hook_review)');
+    expect(text).toContain(`    ${steps[0]}`);
+    const carried = renderSend(SendResult.parse({ ...REAL, hook_trust: { status: 'carried', detail: "herdr's codex hook is trusted on vega as on local." } }), opts);
+    expect(carried).toMatch(/hooks\s+herdr's codex hook is trusted on vega as on local\./);
+    expect(carried).not.toContain('Waiting for you');
+  });
+
   it('a dry run says what would happen and that nothing changed', () => {
     const dry = SendResult.parse({ ok: true, command: 'send', dry_run: true, deferred: false, plan: REAL.plan });
     const text = renderSend(dry, opts);

@@ -559,6 +559,7 @@ export async function setupWorld(): Promise<World> {
     writeOwned(laptop, path.join(laptop.home, '.ssh', 'config'), sshConfigText(aliases), 0o600);
     writeOwned(vega, path.join(vega.home, '.ssh', 'config'), sshConfigText(aliases), 0o600);
 
+    for (const name of MACHINE_USERS) dropOldSimulatorCodexHook(users[name]!);
     world.origin = makeOrigin(WORLD_DIR, laptop);
     world.repos = { laptop: cloneFor(laptop, world.origin, 'src/hark'), vega: cloneFor(vega, world.origin, 'code/hark') };
     world.app = installApp(laptop);
@@ -569,6 +570,28 @@ export async function setupWorld(): Promise<World> {
     saveWorld(world);
     return world;
   });
+}
+
+/**
+ * Earlier simulators wrote herdr's codex hook as the bare script path; real herdr keeps such an
+ * entry beside its own (`bash '<script>' session`), and codex would then list two hooks that run
+ * herdr's script. The homes outlive the world, so the old entry goes when the world comes up.
+ */
+function dropOldSimulatorCodexHook(user: WorldUser): void {
+  const file = path.join(user.home, '.codex', 'hooks.json');
+  const script = path.join(user.home, '.codex', 'herdr-agent-state.sh');
+  let parsed: { hooks?: { SessionStart?: { hooks?: { command?: unknown }[] }[] } };
+  try {
+    parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof parsed;
+  } catch {
+    return;
+  }
+  const start = parsed.hooks?.SessionStart;
+  if (!Array.isArray(start)) return;
+  const kept = start.filter((g) => !(Array.isArray(g.hooks) && g.hooks.length === 1 && g.hooks[0]?.command === script));
+  if (kept.length === start.length) return;
+  parsed.hooks!.SessionStart = kept;
+  writeOwned(user, file, JSON.stringify(parsed, null, 2), 0o644);
 }
 
 async function withLock<T>(lockFile: string, fn: () => Promise<T>): Promise<T> {

@@ -46,8 +46,10 @@ export interface Launch {
   extraArgs: string[];
   /** Lines shown above the conversation (e.g. grok's "found locally" notice). */
   notices: string[];
-  /** Its hooks were left unreviewed (codex): herdr's hook never runs, so nothing is reported. */
-  hooksSkipped?: boolean;
+  /** Whether herdr's hook runs (codex: only once trusted), asked when the session would be reported. */
+  herdrHookRuns?: () => boolean;
+  /** The session starts, and its hooks run, with the first prompt (codex), not at launch. */
+  reportAtFirstTurn?: boolean;
 }
 
 export interface LaunchContext {
@@ -108,15 +110,17 @@ export async function runAgent(def: AgentDefinition, argv: string[]): Promise<vo
   let reporter: HerdrReporter | undefined;
   try {
     const launch = await def.launch({ argv, root, control, tui });
-    reporter = new HerdrReporter(def.kind, launch.hooksSkipped ? '' : def.integrationFile(root));
+    const herdr = new HerdrReporter(def.kind, def.integrationFile(root));
+    reporter = herdr;
     const start = launch.resumed ? 'resume' : 'startup';
-    if (def.fullLifecycle) {
-      reporter.state('idle');
-      reporter.session({ path: launch.session.path }, start);
-    } else {
-      reporter.session({ id: launch.session.id }, start);
-    }
-    lines = await new Conversation(def, launch, tui, reporter).run();
+    const reportSession = () => {
+      if (launch.herdrHookRuns && !launch.herdrHookRuns()) return;
+      if (def.fullLifecycle) herdr.session({ path: launch.session.path }, start);
+      else herdr.session({ id: launch.session.id }, start);
+    };
+    if (def.fullLifecycle) herdr.state('idle');
+    if (!launch.reportAtFirstTurn) reportSession();
+    lines = await new Conversation(def, launch, tui, herdr, launch.reportAtFirstTurn ? reportSession : undefined).run();
   } catch (e) {
     if (e instanceof AgentExit) {
       code = e.code;
@@ -151,6 +155,8 @@ class Conversation {
     private readonly launch: Launch,
     private readonly tui: Tui,
     private readonly reporter: HerdrReporter,
+    /** Called as the first turn starts (the session's start hooks, codex). */
+    private onFirstTurn?: () => void,
   ) {
     this.messages = [...launch.session.history];
   }
@@ -289,6 +295,9 @@ class Conversation {
       return;
     }
     this.messages.push({ role: 'user', text: prompt });
+    const first = this.onFirstTurn;
+    this.onFirstTurn = undefined;
+    first?.();
     const startedAt = new Date();
     const timer = setTimeout(() => this.finishTurn(), turnMs(prompt));
     this.working = { prompt, startedAt, timer };

@@ -4,6 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { splitArgs, type AgentDefinition, type Launch, type LaunchContext, type Message, type SessionUnit, type Turn } from './agent.js';
+import { hookRuns, listHooks, needingReview, trustHooks, type FakeHook } from './codex-hooks.js';
+import type { Tui } from './tui.js';
 import { AgentExit, appendJsonl, gitMainRoot, gitTopLevel, home, iso, obj, readJsonl, realpathOr, str, uuidv7, UUID_RE, walkFiles, writePrivate } from './files.js';
 
 const VERSION = '0.171.0';
@@ -174,6 +176,69 @@ function saveTrust(configFile: string, key: string): void {
   else writePrivate(configFile, text);
 }
 
+/** The hook events codex's Hooks list shows, in its order. */
+const HOOK_EVENTS = ['PreToolUse', 'PermissionRequest', 'PostToolUse', 'PreCompact', 'PostCompact', 'SessionStart', 'SessionEnd', 'UserPromptSubmit', 'Stop'];
+
+const reviewLine = (n: number) => `⚠ ${n} ${n === 1 ? 'hook needs' : 'hooks need'} review before it can run.`;
+
+/** Real codex's start-up review of hooks it does not trust (texts and keys measured on 0.171). */
+async function reviewHooks(tui: Tui, root: string): Promise<void> {
+  const pending = needingReview(root);
+  if (pending.length === 0) return;
+  const n = pending.length;
+  const r = await tui.menu({
+    lines: ['Hooks need review', `${n} ${n === 1 ? 'hook is' : 'hooks are'} new or changed.`, 'Hooks can run outside the sandbox after you trust them.'],
+    options: ['Review hooks', 'Trust all and continue', "Continue without trusting (hooks won't run)"],
+    marker: '›',
+    numbered: true,
+    footer: ['enter confirm · esc skip'],
+  });
+  if ('index' in r && r.index === 1) trustHooks(root, needingReview(root));
+  else if ('index' in r && r.index === 0) await hooksList(tui, root);
+}
+
+/** The Hooks list: one row per event; `t` trusts every hook, Enter opens an event's hooks, Esc closes. */
+async function hooksList(tui: Tui, root: string): Promise<void> {
+  let sel = Math.max(0, HOOK_EVENTS.indexOf(needingReview(root)[0]?.event ?? 'SessionStart'));
+  for (;;) {
+    const hooks = listHooks(root);
+    const pending = needingReview(root);
+    const rows = HOOK_EVENTS.map((e, i) => {
+      const of = hooks.filter((h) => h.event === e);
+      const cols = [e.padEnd(22), String(of.length).padEnd(12), String(of.filter((h) => h.enabled && h.trust === 'trusted').length).padEnd(12), String(of.filter((h) => pending.includes(h)).length)];
+      return `${i === sel ? '›' : ' '} ${cols.join('')}`;
+    });
+    const lines = ['Hooks', 'Lifecycle hooks from config and enabled plugins.', '', ...(pending.length ? [reviewLine(pending.length), ''] : []), '  Event                 Installed   Active      Review', ...rows];
+    tui.draw({ header: [], body: lines, footer: ['', pending.length ? 't trust all · enter review · esc close' : 'enter details · esc close'] });
+    const k = await tui.key();
+    if (k.name === 'up') sel = Math.max(0, sel - 1);
+    else if (k.name === 'down') sel = Math.min(HOOK_EVENTS.length - 1, sel + 1);
+    else if (k.name === 'esc' || k.name === 'ctrl-c') return;
+    else if (k.name === 'char' && k.ch === 't') trustHooks(root, pending);
+    else if (k.name === 'enter') await eventHooks(tui, root, HOOK_EVENTS[sel]!);
+  }
+}
+
+/** One event's hooks with their details; `t` trusts the selected one, Esc goes back. */
+async function eventHooks(tui: Tui, root: string, event: string): Promise<void> {
+  let sel = 0;
+  for (;;) {
+    const hooks = listHooks(root).filter((h) => h.event === event);
+    const pending = hooks.filter((h) => h.enabled && h.trust !== 'trusted');
+    const h: FakeHook | undefined = hooks[sel];
+    const rows = hooks.map((x, i) => `${i === sel ? '›' : ' '} [${x.trust === 'trusted' ? 'x' : '!'}]  ${i + 1}  Unnamed hook${x.trust === 'trusted' ? '' : x.trust === 'modified' ? ' · changed' : ' · new'}`);
+    const details = h
+      ? ['', `  Event     ${event}`, '  Source    User config - ~/.codex/hooks.json', `  Command   ${h.command}`, `  Mode      ${h.async ? 'Async' : 'Sync'}`, `  Timeout   ${h.timeoutSec}s`, `  Trust     ${h.trust === 'trusted' ? 'Trusted' : 'New hook - review required'}`]
+      : ['', '  No hooks for this event.'];
+    tui.draw({ header: [], body: [`${event} hooks`, pending.length ? reviewLine(pending.length).slice(2) : 'Turn hooks on or off. Your changes are saved automatically.', '', ...rows, ...details], footer: ['', h && h.trust !== 'trusted' ? 't trust · esc back' : 'space/enter toggle · esc back'] });
+    const k = await tui.key();
+    if (k.name === 'up') sel = Math.max(0, sel - 1);
+    else if (k.name === 'down') sel = Math.min(Math.max(0, hooks.length - 1), sel + 1);
+    else if (k.name === 'esc' || k.name === 'ctrl-c') return;
+    else if (k.name === 'char' && k.ch === 't' && h && h.trust !== 'trusted') trustHooks(root, [h]);
+  }
+}
+
 function findRollout(root: string, id: string): string | undefined {
   const suffix = `-${id.toLowerCase()}.jsonl`;
   return walkFiles(path.join(root, 'sessions')).find((f) => path.basename(f).startsWith('rollout-') && path.basename(f).toLowerCase().endsWith(suffix));
@@ -234,19 +299,9 @@ async function launch(ctx: LaunchContext): Promise<Launch> {
       saveTrust(configFile, main);
     }
   }
-  // Real codex 0.171 holds a hook it has not seen (herdr's, once installed) for review: the hook
+  // Real codex 0.171 holds a hook it has not trusted (herdr's, once installed) for review: it
   // does not run until trusted, so herdr learns no session id (`esc` goes on without it).
-  let hooksSkipped = false;
-  if (control.hookReview) {
-    const r = await tui.menu({
-      lines: ['⚠ 1 hook needs review before it can run', '', 'A hook in hooks.json runs commands on your machine when Codex starts.'],
-      options: ['Review (enter)', 'Trust all hooks (t)', 'Close (esc)'],
-      marker: '›',
-      numbered: true,
-      footer: ['t trust all · enter review · esc close'],
-    });
-    hooksSkipped = !('index' in r) || r.index !== 1;
-  }
+  await reviewHooks(tui, root);
 
   let cwd = here;
   let session: CodexSession;
@@ -284,7 +339,9 @@ async function launch(ctx: LaunchContext): Promise<Launch> {
     const { dir, stamp } = rolloutStamp(now);
     session = new CodexSession(id, path.join(root, 'sessions', ...dir, `rollout-${stamp}-${id}.jsonl`), root, cwd);
   }
-  return { session, cwd, resumed: resumeMode, prompt: pos[0], extraArgs: [...args.extra, ...pos.slice(1)], notices: [], hooksSkipped };
+  const script = path.join(root, 'herdr-agent-state.sh');
+  // Codex runs its SessionStart hooks (herdr's reports the session) with the first prompt.
+  return { session, cwd, resumed: resumeMode, prompt: pos[0], extraArgs: [...args.extra, ...pos.slice(1)], notices: [], herdrHookRuns: () => hookRuns(root, script), reportAtFirstTurn: true };
 }
 
 export const codex: AgentDefinition = {

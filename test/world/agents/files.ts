@@ -164,7 +164,6 @@ export function selfAndAncestors(dir: string): string[] {
 export interface ControlFile {
   firstRun: boolean;
   loggedOut: boolean;
-  hookReview: boolean;
   crashOnStart: boolean;
   /** The agent will not quit (a background task holds it); read at each attempt. */
   holdQuit: boolean;
@@ -179,7 +178,6 @@ export function readControl(root: string, cwd: string): ControlFile {
   return {
     firstRun: raw.firstRun === true,
     loggedOut: raw.loggedOut === true,
-    hookReview: raw.hookReview === true,
     crashOnStart: raw.crashOnStart === true,
     holdQuit: raw.holdQuit === true,
     slowStartMs: typeof raw.slowStartMs === 'number' && raw.slowStartMs > 0 ? raw.slowStartMs : 0,

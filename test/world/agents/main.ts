@@ -1,7 +1,8 @@
 // Entry point of the fake agent executables: `bin/<kind>` imports this module and calls run().
 import { runAgent, type AgentDefinition } from './agent.js';
 import { claude } from './claude.js';
-import { codex } from './codex.js';
+import { codex, codexRoot } from './codex.js';
+import { appServer } from './codex-app-server.js';
 import { grok } from './grok.js';
 import { omp } from './omp.js';
 import { pi } from './pi.js';
@@ -15,6 +16,11 @@ export async function run(kind: string, argv: string[]): Promise<void> {
   if (!def) {
     process.stderr.write(`fake agent: unknown kind ${JSON.stringify(kind)}\n`);
     process.exit(2);
+  }
+  // `codex app-server` speaks JSON-RPC on stdio, no TUI (agent-handoff asks it about hooks).
+  if (kind === 'codex' && argv[0] === 'app-server') {
+    await appServer(codexRoot());
+    process.exit(0);
   }
   await runAgent(def, argv);
 }

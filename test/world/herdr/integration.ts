@@ -136,9 +136,20 @@ export function integrationInstall(t: Target, env: Env): TextResult {
       out += `ensured claude settings at ${settingsFile}\n`;
     }
     if (t.spelling === 'codex') {
+      // As herdr 0.8.2 does: its SessionStart entry (the path single-quoted for bash) in hooks.json,
+      // the other hooks kept, and hooks turned on in config.toml.
       const hooksFile = path.join(path.dirname(file), 'hooks.json');
-      fs.writeFileSync(hooksFile, `${JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: 'command', command: file }] }] } }, null, 2)}\n`);
+      const settings = readJson(hooksFile);
+      const hooks = settings.hooks ?? {};
+      const start = (hooks.SessionStart ?? []).filter((e) => !isHerdrEntry(e, file));
+      start.push({ hooks: [{ command: `bash '${file.replace(/'/g, `'"'"'`)}' session`, timeout: 10, type: 'command' }] });
+      settings.hooks = { ...hooks, SessionStart: start };
+      fs.writeFileSync(hooksFile, JSON.stringify(settings, null, 2));
       out += `ensured codex hooks at ${hooksFile}\n`;
+      const configFile = path.join(path.dirname(file), 'config.toml');
+      const config = fs.existsSync(configFile) ? fs.readFileSync(configFile, 'utf8') : '';
+      if (!/^\s*hooks\s*=\s*true/m.test(config)) fs.writeFileSync(configFile, `[features]\nhooks = true\n${config ? `\n${config}` : ''}`);
+      out += `ensured codex config at ${configFile}\n`;
     }
     return { stdout: out, stderr: '', exit: 0 };
   } catch (err) {
@@ -162,7 +173,18 @@ export function integrationUninstall(t: Target, env: Env): TextResult {
         out += `cleaned claude settings at ${settingsFile}\n`;
       }
     }
-    if (t.spelling === 'codex') fs.rmSync(path.join(path.dirname(file), 'hooks.json'), { force: true });
+    if (t.spelling === 'codex') {
+      const hooksFile = path.join(path.dirname(file), 'hooks.json');
+      if (fs.existsSync(hooksFile)) {
+        const settings = readJson(hooksFile);
+        const start = (settings.hooks?.SessionStart ?? []).filter((e) => !isHerdrEntry(e, file));
+        const hooks = { ...(settings.hooks ?? {}) };
+        if (start.length > 0) hooks.SessionStart = start;
+        else delete hooks.SessionStart;
+        fs.writeFileSync(hooksFile, JSON.stringify({ ...settings, hooks }, null, 2));
+        out += `removed herdr codex hook entries from ${hooksFile}\n`;
+      }
+    }
     return { stdout: out, stderr: '', exit: 0 };
   } catch (err) {
     return { stdout: '', stderr: `failed to uninstall ${t.spelling} integration: ${(err as Error).message}\n`, exit: 1 };
