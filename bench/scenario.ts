@@ -3,7 +3,7 @@
 // checked after it stops (so a variant that leaves the wrong end state does not count).
 import fs from 'node:fs';
 import path from 'node:path';
-import { gitAs, herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, writeAs, type Project, type StartedAgent } from '../test/helpers/e2e.js';
+import { gitAs, herdr, herdrOk, installIntegration, makeProject, screen, startFakeAgent, waitFor, writeAs, type Project, type StartedAgent } from '../test/helpers/e2e.js';
 import type { World } from '../test/world/machines.js';
 
 export interface Prepared {
@@ -29,7 +29,7 @@ export async function prepare(world: World, project: string, agentName: string):
   gitAs(laptop, p.laptop, ['add', '-A']);
   gitAs(laptop, p.laptop, ['commit', '-q', '-m', 'feature work']);
   // Both variants find the pi integration in place on vega (agent-handoff would install it).
-  await herdrOk(world, vega, ['integration', 'install', 'pi']);
+  await installIntegration(world, vega, 'pi');
   const agent = await startFakeAgent(world, laptop, 'pi', p.laptop, { name: agentName, args: ['first prompt'], waitSession: false });
   try {
     await waitFor('the first reply', async () => /Fake reply: first prompt/.test(await screen(world, laptop, agent.pane)));

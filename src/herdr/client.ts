@@ -33,6 +33,7 @@ import {
 import { parseIntegrationStatus, type IntegrationState } from './integration.js';
 import { checkHerdrVersion, type VersionCheck } from './version.js';
 import { expectedSocket } from './socket-path.js';
+import { untilInteractive } from './start-wait.js';
 
 /** A herdr command failed; `code` is herdr's own error code (e.g. `agent_pane_busy`). */
 export class HerdrError extends HandoffError {
@@ -337,47 +338,10 @@ export class HerdrClient {
     const launched = await this.viaSocket('agent.start', params, AgentStartedResult, 'agent start');
     if (launched) {
       const argv = launched.result.argv ?? [kind, ...args];
-      return { agent: await this.untilInteractive(name, pane, { before, argv }, timeoutMs), argv };
+      return { agent: await untilInteractive(this, name, pane, { before, argv }, timeoutMs), argv };
     }
     const r = await this.json(['agent', 'start', name, '--kind', kind, '--pane', pane, '--timeout', String(timeoutMs), '--', ...args], AgentStartedResult, timeoutMs);
     return { agent: r.result.agent, argv: r.result.argv ?? [] };
-  }
-
-  /** Poll a launched agent until it is interactive (at a prompt, or at a screen that waits). */
-  private async untilInteractive(name: string, pane: string, typed: { before: string | null; argv: readonly string[] }, timeoutMs: number): Promise<AgentInfo> {
-    const started = Date.now();
-    const deadline = started + timeoutMs;
-    const exited = () => new HerdrError('agent_start_failed', 'agent process exited before becoming interactive', this.host.label);
-    let backAtShell = 0;
-    for (;;) {
-      let info: AgentInfo;
-      try {
-        info = await this.agentGet(name);
-      } catch (err) {
-        if (err instanceof HerdrError && err.herdrCode === 'agent_not_found') throw exited();
-        throw err;
-      }
-      if (info.interactive_ready === true && ['idle', 'blocked', 'done'].includes(String(info.agent_status))) return info;
-      // Waiting at a screen during startup (folder trust): herdr's CLI calls that not ready; the
-      // caller reads the screen and answers it.
-      if (info.agent_status === 'blocked') return info;
-      if (info.launch_pending !== true && info.interactive_ready !== true) throw exited();
-      // A program gone before herdr saw it stays "launch pending" to herdr: the shell is back in
-      // the foreground, below the typed command and what the program printed. Twice in a row.
-      if (typed.before !== null && Date.now() - started > 1_000) {
-        backAtShell = (await this.ranAndExited(pane, typed.before, typed.argv)) ? backAtShell + 1 : 0;
-        if (backAtShell >= 2) throw exited();
-      }
-      if (Date.now() >= deadline) throw new HerdrError('timeout', 'timed out waiting for agent startup', this.host.label);
-      await new Promise((r) => setTimeout(r, Math.min(250, Math.max(0, deadline - Date.now()))));
-    }
-  }
-
-  /** The shell owns the pane's foreground and the screen shows, after the prompt, the command and more. */
-  private async ranAndExited(pane: string, before: string, argv: readonly string[]): Promise<boolean> {
-    const info = await this.processInfo(pane).catch(() => null);
-    if (!info?.shell_pid || info.foreground_process_group_id !== info.shell_pid) return false;
-    return typedThenMore(before, argv, await this.read(pane, { source: 'visible' }).catch(() => ''));
   }
 
   async agentWait(target: string, until: readonly AgentStatus[], timeoutMs: number): Promise<AgentInfo> {
@@ -487,14 +451,3 @@ async function socketRequest(connection: Promise<Duplex>, request: string, timeo
   });
 }
 
-/**
- * True when `now` is the screen `before` with the command `argv` typed after it and something
- * more below (what the program printed, the shell's next prompt). Whitespace, quotes and
- * backslashes are ignored: the shell echoes the typed, quoted command and the terminal wraps it.
- */
-export function typedThenMore(before: string, argv: readonly string[], now: string): boolean {
-  const bare = (text: string) => text.replace(/[\s'"\\]+/g, '');
-  const head = bare(before) + bare(argv.join(''));
-  const shown = bare(now);
-  return head !== '' && shown.startsWith(head) && shown.length > head.length;
-}

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
-import { gitAs, herdr, herdrOk, screen } from '../helpers/e2e.js';
+import { gitAs, herdr, installIntegration, screen } from '../helpers/e2e.js';
 import type { World, WorldUser } from '../world/machines.js';
 import { clearVega, closeWorkspace, endState, ensureAgentAtSource, freshWork, journalEvents, journals, killedSend, lastJson, makeLane, markers, runHandoff, takeBefore, workspaces, type Before, type EndState, type Lane } from './crash-helpers.js';
 
@@ -26,7 +26,7 @@ beforeAll(async () => {
   world = await useWorld();
   laptop = world.users.laptop!;
   vega = world.users.vega!;
-  await herdrOk(world, laptop, ['integration', 'install', 'pi']);
+  await installIntegration(world, laptop, 'pi');
   for (const tag of ['a', 'b']) lanes.push(await makeLane(world, 'crash', tag));
 });
 

@@ -97,9 +97,15 @@ export interface StartedAgent {
 /** Each agent's own folder in a home (created by its first run). */
 const AGENT_HOME: Record<string, string> = { pi: '.pi/agent', omp: '.omp/agent', claude: '.claude', codex: '.codex', grok: '.grok' };
 
-function mkdirAs(user: WorldUser, dir: string): void {
+/**
+ * `herdr integration install <kind>` as `user`. Real herdr installs only for an agent that has
+ * run there (its folder exists), so the folder is made first, as the agent's first run would.
+ */
+export async function installIntegration(world: World, user: WorldUser, kind: string): Promise<void> {
+  const dir = path.join(user.home, AGENT_HOME[kind] ?? `.${kind}`);
   const r = runAsSync(user, ['mkdir', '-p', dir]);
   if (r.status !== 0) throw new Error(`mkdir -p ${dir} as ${user.name}: ${r.stderr}`);
+  await herdrOk(world, user, ['integration', 'install', kind]);
 }
 
 /**
@@ -114,10 +120,7 @@ export async function startFakeAgent(
   opts: { name: string; integration?: boolean; args?: string[]; waitSession?: boolean; trustHook?: boolean },
 ): Promise<StartedAgent> {
   if (opts.integration !== false) {
-    // Real herdr installs only for an agent that has run here (its folder exists), as it has for a
-    // person who uses it.
-    mkdirAs(user, path.join(user.home, AGENT_HOME[kind] ?? `.${kind}`));
-    await herdrOk(world, user, ['integration', 'install', kind]);
+    await installIntegration(world, user, kind);
     // Codex runs herdr's hook once the person trusted it (they did, the first time it asked).
     if (kind === 'codex' && opts.trustHook !== false) trustHerdrCodexHook(user);
   }

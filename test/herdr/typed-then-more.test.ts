@@ -1,6 +1,6 @@
-// typedThenMore: the screen rule that tells an agent gone before herdr saw it (src/herdr/client.ts).
+// typedThenMore: the screen rule that tells an agent gone before herdr saw it (src/herdr/start-wait.ts).
 import { describe, expect, it } from 'vitest';
-import { typedThenMore } from '../../src/herdr/client.js';
+import { typedThenMore } from '../../src/herdr/start-wait.js';
 
 const PROMPT = 'vega@vm:~/code/hark$ ';
 

@@ -16,7 +16,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { gitAs, handoff, herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, waitForScreen, writeAs, type Project } from '../helpers/e2e.js';
+import { gitAs, handoff, herdr, herdrOk, installIntegration, makeProject, screen, startFakeAgent, waitFor, waitForScreen, writeAs, type Project } from '../helpers/e2e.js';
 import { useWorld } from '../helpers/world.js';
 import type { World, WorldUser } from '../world/machines.js';
 import { startMockModels, type MockModels } from './mock-models.js';
@@ -161,7 +161,7 @@ export async function roundTrip(k: RealKind): Promise<Timing[]> {
     for (const m of [laptop, vega]) {
       undo.push(installLauncher(k, m, [m.checkout]));
       undo.push(k.configure(m, project));
-      await herdrOk(world, m.user, ['integration', 'install', k.kind]);
+      await installIntegration(world, m.user, k.kind);
       await k.prepare?.(m, world);
     }
     // Uncommitted work: a tracked edit and an untracked file.

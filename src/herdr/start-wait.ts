@@ -1,0 +1,58 @@
+// The wait after `agent.start` on herdr's socket, which answers at once (launch pending): ours,
+// as herdr's CLI does it, with one more way to tell a failure. A program that exits before
+// herdr saw its process stays "launch pending" to herdr for the whole timeout; here the shell is
+// back in the foreground below the typed command, and the start fails within about a second.
+import { HerdrError, type HerdrClient } from './client.js';
+import type { AgentInfo } from './schemas.js';
+
+const POLL_MS = 250;
+/** herdr types the command at once; before this the shell owning the pane proves nothing. */
+const LOOK_AFTER_MS = 1_000;
+
+/** Poll a launched agent until it is interactive (at a prompt, or at a screen that waits). */
+export async function untilInteractive(herdr: HerdrClient, name: string, pane: string, typed: { before: string | null; argv: readonly string[] }, timeoutMs: number): Promise<AgentInfo> {
+  const started = Date.now();
+  const deadline = started + timeoutMs;
+  const exited = () => new HerdrError('agent_start_failed', 'agent process exited before becoming interactive', herdr.host.label);
+  let backAtShell = 0;
+  for (;;) {
+    let info: AgentInfo;
+    try {
+      info = await herdr.agentGet(name);
+    } catch (err) {
+      if (err instanceof HerdrError && err.herdrCode === 'agent_not_found') throw exited();
+      throw err;
+    }
+    if (info.interactive_ready === true && ['idle', 'blocked', 'done'].includes(String(info.agent_status))) return info;
+    // Waiting at a screen during startup (folder trust): herdr's CLI calls that not ready; the
+    // caller reads the screen and answers it.
+    if (info.agent_status === 'blocked') return info;
+    if (info.launch_pending !== true && info.interactive_ready !== true) throw exited();
+    // Twice in a row, so a shell between two programs of a launcher is not taken for the end.
+    if (typed.before !== null && Date.now() - started > LOOK_AFTER_MS) {
+      backAtShell = (await ranAndExited(herdr, pane, typed.before, typed.argv)) ? backAtShell + 1 : 0;
+      if (backAtShell >= 2) throw exited();
+    }
+    if (Date.now() >= deadline) throw new HerdrError('timeout', 'timed out waiting for agent startup', herdr.host.label);
+    await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))));
+  }
+}
+
+/** The shell owns the pane's foreground and the screen shows, after the prompt, the command and more. */
+async function ranAndExited(herdr: HerdrClient, pane: string, before: string, argv: readonly string[]): Promise<boolean> {
+  const info = await herdr.processInfo(pane).catch(() => null);
+  if (!info?.shell_pid || info.foreground_process_group_id !== info.shell_pid) return false;
+  return typedThenMore(before, argv, await herdr.read(pane, { source: 'visible' }).catch(() => ''));
+}
+
+/**
+ * True when `now` is the screen `before` with the command `argv` typed after it and something
+ * more below (what the program printed, the shell's next prompt). Whitespace, quotes and
+ * backslashes are ignored: the shell echoes the typed, quoted command and the terminal wraps it.
+ */
+export function typedThenMore(before: string, argv: readonly string[], now: string): boolean {
+  const bare = (text: string) => text.replace(/[\s'"\\]+/g, '');
+  const head = bare(before) + bare(argv.join(''));
+  const shown = bare(now);
+  return head !== '' && shown.startsWith(head) && shown.length > head.length;
+}
