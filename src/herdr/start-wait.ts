@@ -16,21 +16,29 @@ export async function untilInteractive(herdr: HerdrClient, name: string, pane: s
   const exited = () => new HerdrError('agent_start_failed', 'agent process exited before becoming interactive', herdr.host.label);
   let backAtShell = 0;
   for (;;) {
-    let info: AgentInfo;
-    try {
-      info = await herdr.agentGet(name);
-    } catch (err) {
-      if (err instanceof HerdrError && err.herdrCode === 'agent_not_found') throw exited();
-      throw err;
+    // The look at the pane rides beside the agent's state (one round trip, not two).
+    const looking = typed.before !== null && Date.now() - started > LOOK_AFTER_MS;
+    const [got, shellOwns] = await Promise.all([
+      herdr.agentGet(name).then(
+        (info) => ({ info }),
+        (err: unknown) => ({ err }),
+      ),
+      looking ? shellInForeground(herdr, pane) : Promise.resolve(false),
+    ]);
+    if ('err' in got) {
+      if (got.err instanceof HerdrError && got.err.herdrCode === 'agent_not_found') throw exited();
+      throw got.err;
     }
+    const info = got.info;
     if (info.interactive_ready === true && ['idle', 'blocked', 'done'].includes(String(info.agent_status))) return info;
     // Waiting at a screen during startup (folder trust): herdr's CLI calls that not ready; the
     // caller reads the screen and answers it.
     if (info.agent_status === 'blocked') return info;
     if (info.launch_pending !== true && info.interactive_ready !== true) throw exited();
     // Twice in a row, so a shell between two programs of a launcher is not taken for the end.
-    if (typed.before !== null && Date.now() - started > LOOK_AFTER_MS) {
-      backAtShell = (await ranAndExited(herdr, pane, typed.before, typed.argv)) ? backAtShell + 1 : 0;
+    if (looking) {
+      const gone = shellOwns && typedThenMore(typed.before!, typed.argv, await herdr.read(pane, { source: 'visible' }).catch(() => ''));
+      backAtShell = gone ? backAtShell + 1 : 0;
       if (backAtShell >= 2) throw exited();
     }
     if (Date.now() >= deadline) throw new HerdrError('timeout', 'timed out waiting for agent startup', herdr.host.label);
@@ -38,11 +46,10 @@ export async function untilInteractive(herdr: HerdrClient, name: string, pane: s
   }
 }
 
-/** The shell owns the pane's foreground and the screen shows, after the prompt, the command and more. */
-async function ranAndExited(herdr: HerdrClient, pane: string, before: string, argv: readonly string[]): Promise<boolean> {
+/** The pane's shell owns its foreground again (no program of its own running there). */
+async function shellInForeground(herdr: HerdrClient, pane: string): Promise<boolean> {
   const info = await herdr.processInfo(pane).catch(() => null);
-  if (!info?.shell_pid || info.foreground_process_group_id !== info.shell_pid) return false;
-  return typedThenMore(before, argv, await herdr.read(pane, { source: 'visible' }).catch(() => ''));
+  return !!info?.shell_pid && info.foreground_process_group_id === info.shell_pid;
 }
 
 /**
