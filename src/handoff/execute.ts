@@ -171,12 +171,12 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
   // Filled in as soon as known, so a failure's plan shows it too.
   void besides(plan.targetIntegrationAsked.then((state) => (plan.targetIntegration ??= state)));
   // What the source's agent trusts of herdr's hook, asked while it quits (read-only, never fails).
-  const sourceHooks = adapter.hookTrust ? besides(adapter.hookTrust.look(source.host, plan.sourceCtx, plan.cwd)) : null;
+  const hookTrust = adapter.hookTrust;
+  const sourceHooks = hookTrust ? besides(hookTrust.look(source.host, plan.sourceCtx, plan.cwd)) : null;
   // The target's too, when herdr's integration there is current (not reinstalled below), in its
   // home: the target cwd may not exist yet, and only the user's own hooks count.
-  const hookTrustEarly = adapter.hookTrust;
-  const targetHooksEarly = hookTrustEarly
-    ? besides(plan.targetIntegrationAsked.then((state) => (state?.status === 'current' ? hookTrustEarly.look(target.host, plan.targetCtx, plan.targetCtx.home) : null)).catch(() => null))
+  const targetHooksEarly = hookTrust
+    ? besides(plan.targetIntegrationAsked.then((state) => (state?.status === 'current' ? hookTrust.look(target.host, plan.targetCtx, plan.targetCtx.home) : null)).catch(() => null))
     : null;
   const targetState = hostStateDir(target.info);
   const markerFile = markerPath(targetState, plan.id);
@@ -323,7 +323,6 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     });
     // After our install, herdr's new hook would wait for review in the agent: its trust is
     // carried when the source trusts the very same hook.
-    const hookTrust = adapter.hookTrust;
     const hookTrusted =
       hookTrust && sourceHooks
         ? await step('hook_trust', `checking the trust of herdr's hook on ${target.host.label}`, async () =>

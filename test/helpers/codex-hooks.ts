@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { listHooks, trustHooks } from '../world/agents/codex-hooks.js';
-import { WORLD_DIR, type WorldUser } from '../world/machines.js';
+import { alive, WORLD_DIR, type WorldUser } from '../world/machines.js';
 
 export const codexRootOf = (user: WorldUser) => path.join(user.home, '.codex');
 
@@ -45,15 +45,6 @@ export function untrustCodexHooks(user: WorldUser): void {
 /** Is herdr's hook trusted in the user's codex? */
 export function herdrCodexHookTrusted(user: WorldUser): boolean {
   return listHooks(codexRootOf(user)).some((h) => h.command.includes(herdrScript(user)) && h.trust === 'trusted');
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Run `fn` while no other test process changes or relies on the world users' codex hook trust. */

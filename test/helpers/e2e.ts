@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { adapterFor } from '../../adapters/index.js';
 import { runAsSync, userEnv, type World, type WorldUser } from '../world/machines.js';
 import { trustHerdrCodexHook } from './codex-hooks.js';
 
@@ -94,15 +95,14 @@ export interface StartedAgent {
   name: string;
 }
 
-/** Each agent's own folder in a home (created by its first run). */
-const AGENT_HOME: Record<string, string> = { pi: '.pi/agent', omp: '.omp/agent', claude: '.claude', codex: '.codex', grok: '.grok' };
 
 /**
  * `herdr integration install <kind>` as `user`. Real herdr installs only for an agent that has
  * run there (its folder exists), so the folder is made first, as the agent's first run would.
  */
 export async function installIntegration(world: World, user: WorldUser, kind: string): Promise<void> {
-  const dir = path.join(user.home, AGENT_HOME[kind] ?? `.${kind}`);
+  // The agent's own config root, as the product finds it (the world sets no *_HOME variables).
+  const dir = adapterFor(kind).configRoot({}, user.home);
   const r = runAsSync(user, ['mkdir', '-p', dir]);
   if (r.status !== 0) throw new Error(`mkdir -p ${dir} as ${user.name}: ${r.stderr}`);
   await herdrOk(world, user, ['integration', 'install', kind]);

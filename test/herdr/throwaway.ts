@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeLauncher } from '../world/herdr/testing.js';
+import { alive } from '../world/machines.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -42,15 +43,6 @@ export function requireRealHerdr(): string {
     throw new Error(`real herdr 0.8.2 not found at ${REAL_HERDR}: these tests run it beside the simulator (CI keeps /work/shared beside the checkout as ../shared)`);
   }
   return REAL_HERDR;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Make the simulator's dist current (a bare `vitest run` after editing the simulator). */

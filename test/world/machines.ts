@@ -153,7 +153,8 @@ async function freePort(host = '127.0.0.1'): Promise<number> {
   });
 }
 
-function alive(pid: number | undefined): boolean {
+/** Is the process still there (signal 0)? */
+export function alive(pid: number | undefined): boolean {
   if (!pid) return false;
   try {
     process.kill(pid, 0);
