@@ -290,6 +290,13 @@ async function checkLanded(world: World, k: RealKind, to: Machine, from: Machine
   expect(after.length).toBeGreaterThan(before.length);
   expect(k.unitsBeside(file, checkout)).toEqual(units);
   clean();
+  // The turn is over for herdr too before the next leg moves the agent (the reply is drawn a
+  // moment before the agent reports idle; a working agent is refused without --wait).
+  await waitFor(`${out.target_agent.name} idle on ${user.name} after its turn`, async () => {
+    const r = await herdr(world, user, ['agent', 'get', out.target_agent.name]);
+    const a = (r.json?.result as { agent?: { agent_status?: string } } | undefined)?.agent;
+    return a?.agent_status === 'idle' || a?.agent_status === 'done';
+  }, 30_000);
 }
 
 /** A folder's entries (absolute), sorted; none when it is missing. */
