@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { herdrBin, herdrOk } from '../test/helpers/e2e.js';
 import { appRoot, setupWorld, type World } from '../test/world/machines.js';
 import { diff, openLink, type Link } from './link.js';
-import { ratio, stepCosts, summarize, table, type Mark, type RunNumbers, type Summary, type TracedCall } from './report.js';
+import { limitModel, median, ratio, stepCosts, summarize, summarizeDryRuns, table, type DryRunNumbers, type LimitModel, type Mark, type RunNumbers, type Summary, type TracedCall } from './report.js';
 import { cleanUp, prepare, verifyLanded, type Landed } from './scenario.js';
 import { runTimed, type TimedRun } from './timed-run.js';
 
@@ -37,6 +37,10 @@ export interface BenchReport {
   runs: number;
   variants: { ours: { median: Summary; runs: RunNumbers[] }; baseline: { median: Summary; runs: RunNumbers[] } };
   ratios: { handshakes: number; round_trips: number; overhead_ms: number; wall_ms: number; bytes_up: number; bytes_down: number };
+  /** agent-handoff's `--dry-run` of the same agent (medians). */
+  dry_run: Omit<DryRunNumbers, 'steps' | 'trace'>;
+  /** The physical limit over this link, and how far the medians are from it. */
+  limit: LimitModel;
   goal: { handshakes_per_host: number; overhead_ratio_max: number; handshakes_met: boolean; overhead_met: boolean };
 }
 
@@ -76,8 +80,8 @@ interface VariantRun {
   trace?: TracedCall[];
 }
 
-async function runOurs(world: World, link: Link, agentName: string, trace: boolean): Promise<VariantRun> {
-  const laptop = world.users.laptop!;
+/** agent-handoff as laptop runs it (the bundle, or the compiled modules when traced). */
+function oursArgv(world: World, trace: boolean): { argv: string[]; env: Record<string, string> } {
   // The files laptop runs come from the world's app folder (the checkout, or its copy if private).
   const root = appRoot(world);
   const env = { ...world.fastEnv, ...(trace ? { NODE_OPTIONS: `--import=${path.join(root, 'dist', 'bench', 'trace-hook.js')}` } : {}) };
@@ -85,7 +89,13 @@ async function runOurs(world: World, link: Link, agentName: string, trace: boole
   const profile = process.env.AH_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.AH_BENCH_PROFILE}`] : [];
   // The trace hook wraps the compiled modules' classes: traced runs load those, not the bundle.
   const cli = trace ? ['-e', `import(${JSON.stringify(path.join(root, 'dist', 'src', 'cli.js'))}).then((m) => m.main(process.argv.slice(1)))`] : [world.app];
-  const run = await runTimed(laptop, [process.execPath, ...profile, ...cli, 'send', agentName, link.alias, '--no-focus'], { env });
+  return { argv: [process.execPath, ...profile, ...cli], env };
+}
+
+async function runOurs(world: World, link: Link, agentName: string, trace: boolean): Promise<VariantRun> {
+  const laptop = world.users.laptop!;
+  const { argv, env } = oursArgv(world, trace);
+  const run = await runTimed(laptop, [...argv, 'send', agentName, link.alias, '--no-focus'], { env });
   const last = run.stdout.trim().split('\n').pop() ?? '';
   let json: { ok?: boolean; target_worktree?: string; target_agent?: { pane: string; workspace: string }; steps?: { step: string; ms: number }[] };
   try {
@@ -104,6 +114,35 @@ async function runOurs(world: World, link: Link, agentName: string, trace: boole
     marks,
     ...(trace ? { trace: tracedCalls(run, marks) } : {}),
   };
+}
+
+/** `send --dry-run` of the same agent: the plan alone (handshake + the looks at both machines). */
+async function runDryRun(world: World, link: Link, agentName: string, trace: boolean): Promise<DryRunNumbers> {
+  const { argv, env } = oursArgv(world, trace);
+  const before = link.counters();
+  const run = await runTimed(world.users.laptop!, [...argv, 'send', agentName, link.alias, '--dry-run'], { env });
+  const moved = diff(link.counters(), before);
+  const json = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { ok?: boolean; dry_run?: boolean };
+  if (!json.ok || !json.dry_run) throw new Error(`agent-handoff --dry-run failed (exit ${run.code}): ${run.stdout}\n${run.stderr}`);
+  const marks = oursMarks(run);
+  const events = link.events().filter((e) => e.at >= run.startedAt && e.at <= run.endedAt);
+  return {
+    handshakes: moved.handshakes,
+    round_trips: moved.bursts + moved.handshakes,
+    bytes_up: moved.bytesUp,
+    bytes_down: moved.bytesDown,
+    wall_ms: run.endedAt - run.startedAt,
+    steps: stepCosts(marks, run.startedAt, run.endedAt, events),
+    ...(trace ? { trace: tracedCalls(run, marks) } : {}),
+  };
+}
+
+/** How long laptop's `agent-handoff --version` takes: node's start and the bundle's load, no work. */
+async function processStartMs(world: World): Promise<number> {
+  const { argv, env } = oursArgv(world, false);
+  const run = await runTimed(world.users.laptop!, [...argv, '--version'], { env });
+  if (run.code !== 0) throw new Error(`agent-handoff --version failed (exit ${run.code}): ${run.stderr}`);
+  return run.endedAt - run.startedAt;
 }
 
 async function runBaseline(world: World, link: Link, agentName: string): Promise<VariantRun> {
@@ -127,6 +166,7 @@ async function oneRun(world: World, link: Link, name: string, variant: Variant, 
   const prep = await prepare(world, `${name}-${variant}`, agentName);
   let landed: Partial<Landed> = {};
   try {
+    const dryRun = variant === 'ours' ? await runDryRun(world, link, agentName, trace) : undefined;
     const before = link.counters();
     const out = variant === 'ours' ? await runOurs(world, link, agentName, trace) : await runBaseline(world, link, agentName);
     landed = out.landed;
@@ -146,6 +186,7 @@ async function oneRun(world: World, link: Link, name: string, variant: Variant, 
       overhead_ms: wall - out.quitMs - out.startMs,
       steps: stepCosts(out.marks, out.run.startedAt, out.run.endedAt, events),
       ...(out.trace ? { trace: out.trace } : {}),
+      ...(dryRun ? { dry_run: dryRun } : {}),
     };
   } finally {
     await cleanUp(world, prep, landed);
@@ -159,12 +200,14 @@ export async function runBench(opts: BenchOptions): Promise<BenchReport> {
   const name = opts.name ?? 'bench';
   const link = await openLink(world, { alias: `ah-${name}-vega`, oneWayDelayMs: opts.oneWayDelayMs });
   const runs: Record<Variant, RunNumbers[]> = { ours: [], baseline: [] };
+  const starts: number[] = [];
   try {
     // Interleaved, so drift in the machine's load touches both alike.
     for (let i = 0; i < opts.runs; i++) {
       for (const variant of ['ours', 'baseline'] as const) {
         const r = await oneRun(world, link, name, variant, i, opts.trace ?? false);
         runs[variant].push(r);
+        if (variant === 'ours') starts.push(await processStartMs(world));
         log(`run ${i + 1}/${opts.runs} ${variant}: ${r.handshakes} handshakes, ${r.round_trips} round trips, wall ${r.wall_ms} ms, overhead ${r.overhead_ms} ms`);
       }
     }
@@ -173,6 +216,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchReport> {
   }
   const ours = summarize(runs.ours);
   const baseline = summarize(runs.baseline);
+  const dryRun = summarizeDryRuns(runs.ours.flatMap((r) => (r.dry_run ? [r.dry_run] : [])));
   return {
     bench: 'handoff',
     agent: 'pi',
@@ -189,6 +233,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchReport> {
       bytes_down: ratio(ours.bytes_down, baseline.bytes_down),
     },
     // The issue's goal: one handshake per host (the source here is this machine: vega only).
+    dry_run: dryRun,
+    limit: limitModel(2 * opts.oneWayDelayMs, median(starts), dryRun.wall_ms, ours.overhead_ms),
     goal: { handshakes_per_host: ours.handshakes, overhead_ratio_max: 0.25, handshakes_met: ours.handshakes === 1, overhead_met: ours.overhead_ms <= baseline.overhead_ms / 4 },
   };
 }
@@ -204,9 +250,15 @@ export function humanTable(report: BenchReport): string {
       ...mid.steps.map((s) => `  ${s.step.padEnd(48)} ${String(s.ms).padStart(6)} ${String(s.handshakes).padStart(3)} ${String(s.round_trips).padStart(4)}${calls(s.step)}`),
     ];
   };
+  const { limit, dry_run: dry } = report;
+  const dryMid = [...ours.runs].flatMap((r) => (r.dry_run ? [r.dry_run] : [])).sort((a, b) => a.wall_ms - b.wall_ms)[Math.floor(ours.runs.length / 2)];
   return [
     `handoff benchmark: pi laptop → vega, RTT ${report.rtt_ms} ms, median of ${report.runs} runs`,
     table(ours.median, baseline.median, report.ratios),
+    `limit (process start ${limit.process_start_ms} ms + ${limit.handshake_rtts} handshake RTTs + phases × RTT): dry run ${limit.dry_run_ms} ms, send overhead ${limit.send_overhead_ms} ms`,
+    `  --dry-run: ${dry.wall_ms} ms, ${dry.handshakes} handshakes, ${dry.round_trips} round trips, ${dry.bytes_up}/${dry.bytes_down} bytes up/down = ${limit.dry_run.times_limit} × the limit, ${limit.dry_run.rtts_above} RTTs above it`,
+    `  send overhead: ${limit.send_overhead.measured_ms} ms = ${limit.send_overhead.times_limit} × the limit, ${limit.send_overhead.rtts_above} RTTs above it`,
+    ...(dryMid ? [`--dry-run steps (median run): ms / handshakes / round trips`, ...dryMid.steps.map((s) => `  ${s.step.padEnd(48)} ${String(s.ms).padStart(6)} ${String(s.handshakes).padStart(3)} ${String(s.round_trips).padStart(4)}`)] : []),
     ...steps('agent-handoff', ours.runs),
     ...steps('baseline', baseline.runs),
   ].join('\n');

@@ -34,9 +34,71 @@ export interface RunNumbers {
   overhead_ms: number;
   steps: StepCost[];
   trace?: TracedCall[];
+  /** The `--dry-run` of the same agent just before (agent-handoff only). */
+  dry_run?: DryRunNumbers;
 }
 
-export type Summary = Omit<RunNumbers, 'steps' | 'trace'>;
+export type Summary = Omit<RunNumbers, 'steps' | 'trace' | 'dry_run'>;
+
+export interface DryRunNumbers {
+  handshakes: number;
+  round_trips: number;
+  bytes_up: number;
+  bytes_down: number;
+  wall_ms: number;
+  steps: StepCost[];
+  trace?: TracedCall[];
+}
+
+/**
+ * The physical limit of a handoff over this link: the process's own start, one ssh handshake, one
+ * round trip per dependent phase, and the bytes over the bandwidth (unbounded on the bench's
+ * loopback link, so 0). The handshake's round trips are those no client can save: TCP connect,
+ * version and KEXINIT, key exchange, NEWKEYS with the service request, one signed publickey
+ * request (no query first), and the first channel's open. The phases: a dry run looks (one
+ * program); a send looks, receives and places, and starts (the agent's own quit and herdr's start
+ * are not ours, so they are outside the overhead).
+ */
+export const LIMIT_HANDSHAKE_RTTS = 6;
+export const LIMIT_PHASES = { dry_run: 1, send: 3 } as const;
+
+export interface LimitModel {
+  rtt_ms: number;
+  process_start_ms: number;
+  handshake_rtts: number;
+  phases: typeof LIMIT_PHASES;
+  /** process start + (handshake + 1 phase) × RTT. */
+  dry_run_ms: number;
+  /** process start + (handshake + 3 phases) × RTT + bytes / bandwidth (0 here). */
+  send_overhead_ms: number;
+  /** Measured medians against it: how many times the limit, and how many RTTs above it. */
+  dry_run: { measured_ms: number; times_limit: number; rtts_above: number };
+  send_overhead: { measured_ms: number; times_limit: number; rtts_above: number };
+}
+
+export function limitModel(rttMs: number, processStartMs: number, dryRunMs: number, overheadMs: number): LimitModel {
+  const dry = processStartMs + (LIMIT_HANDSHAKE_RTTS + LIMIT_PHASES.dry_run) * rttMs;
+  const send = processStartMs + (LIMIT_HANDSHAKE_RTTS + LIMIT_PHASES.send) * rttMs;
+  const against = (measured: number, limit: number) => ({ measured_ms: measured, times_limit: ratio(measured, limit), rtts_above: Math.round(((measured - limit) / rttMs) * 10) / 10 });
+  return {
+    rtt_ms: rttMs,
+    process_start_ms: processStartMs,
+    handshake_rtts: LIMIT_HANDSHAKE_RTTS,
+    phases: LIMIT_PHASES,
+    dry_run_ms: dry,
+    send_overhead_ms: send,
+    dry_run: against(dryRunMs, dry),
+    send_overhead: against(overheadMs, send),
+  };
+}
+
+const DRY_FIELDS = ['handshakes', 'round_trips', 'bytes_up', 'bytes_down', 'wall_ms'] as const;
+
+export function summarizeDryRuns(runs: DryRunNumbers[]): Omit<DryRunNumbers, 'steps' | 'trace'> {
+  const out = {} as Omit<DryRunNumbers, 'steps' | 'trace'>;
+  for (const f of DRY_FIELDS) out[f] = median(runs.map((r) => r[f]));
+  return out;
+}
 
 export interface Mark {
   step: string;

@@ -33,7 +33,21 @@ describe('npm run bench (smoke)', () => {
     expect(report.variants.baseline.runs[0]!.steps.map((s) => s.step)).toEqual(expect.arrayContaining(['check-target', 'find-checkout', 'verify']));
     expect(report.ratios.handshakes).toBeCloseTo(1 / report.variants.baseline.median.handshakes, 3);
     for (const k of ['round_trips', 'overhead_ms', 'wall_ms'] as const) expect(Number.isFinite(report.ratios[k])).toBe(true);
+    // The dry run before the send: one handshake, and its figures against the limit model.
+    const dry = report.variants.ours.runs[0]!.dry_run!;
+    expect(dry.handshakes).toBe(1);
+    expect(dry.round_trips).toBeGreaterThan(dry.handshakes);
+    expect(dry.steps.reduce((n, s) => n + s.ms, 0)).toBe(dry.wall_ms);
+    expect(report.dry_run.wall_ms).toBe(dry.wall_ms);
+    const { limit } = report;
+    expect(limit.process_start_ms).toBeGreaterThan(0);
+    expect(limit.dry_run_ms).toBe(limit.process_start_ms + (limit.handshake_rtts + limit.phases.dry_run) * report.rtt_ms);
+    expect(limit.send_overhead_ms).toBe(limit.process_start_ms + (limit.handshake_rtts + limit.phases.send) * report.rtt_ms);
+    expect(limit.dry_run.measured_ms).toBe(dry.wall_ms);
+    expect(limit.send_overhead.measured_ms).toBe(report.variants.ours.median.overhead_ms);
+    expect(limit.dry_run.times_limit).toBeCloseTo(dry.wall_ms / limit.dry_run_ms, 2);
     expect(humanTable(report)).toMatch(/handshakes\s+1\s+\d+/);
+    expect(humanTable(report)).toMatch(/--dry-run: \d+ ms, 1 handshakes/);
     expect(lines).toHaveLength(2);
   }, 180_000);
 });
