@@ -20,7 +20,7 @@
 // diverged and we refuse anyway), and one POSIX `sh` loop on the target tests those paths.
 import { z } from 'zod';
 import { HandoffError } from '../errors.js';
-import type { FileStat, Host, RunResult } from '../host/host.js';
+import type { Host, RunResult } from '../host/host.js';
 import { runInOrder } from '../host/run-in-order.js';
 import { randomBytes } from 'node:crypto';
 import { branchRef, GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, isAncestor, line, splitNul, ZERO_OID } from './git.js';
@@ -60,34 +60,54 @@ export interface PlacementRequest {
 export interface PlacementReads {
   worktrees: Worktree[];
   refs: BranchRefs;
-  /** Where a new worktree of the branch would most likely go, and what is there (null: nothing). */
-  likely: { path: string; stat: FileStat | null } | null;
+  /** Where a new worktree of the branch would most likely go, and whether something is there (null: not asked). */
+  likely: { path: string; exists: boolean } | null;
   /** Whether `<repo>.worktrees` exists. */
   homeExists: boolean;
 }
 
 type BranchRefs = ReturnType<typeof branchRefs>;
 
-/**
- * Read what deciding a placement needs of the target, in one round trip of side-by-side reads;
- * read-only, so it can be asked ahead (while the agent quits). `likelyBranch`: the branch whose
- * new worktree path to look at (null: a new branch will be named).
- */
-export async function readPlacementState(target: Host, targetRepo: string, likelyBranch: string | null): Promise<PlacementReads> {
-  const likely = likelyBranch !== null ? firstWorktreePath(targetRepo, likelyBranch) : null;
-  const [{ worktrees, refs }, stat, home] = await Promise.all([worktreesAndRefs(target, targetRepo), likely ? target.stat(likely) : null, target.stat(worktreeHome(targetRepo))]);
-  return { worktrees, refs, likely: likely ? { path: likely, stat } : null, homeExists: home !== null };
+// $1 the likely new worktree's path ('' for none), $2 the worktree home, then git's base options
+// (run in the repository): a line each saying whether the two exist (1 or 0), then the worktrees,
+// a NUL, then every ref with its commit.
+export const PLACEMENT_READ_PROGRAM = [
+  'l=$1; h=$2; shift 2',
+  'if [ -n "$l" ] && { [ -e "$l" ] || [ -L "$l" ]; }; then echo 1; else echo 0; fi',
+  'if [ -e "$h" ] || [ -L "$h" ]; then echo 1; else echo 0; fi',
+  'git "$@" worktree list --porcelain || exit',
+  'printf "\\0"',
+  'exec git "$@" for-each-ref "--format=%(objectname) %(refname)"',
+].join('\n');
+
+/** The program that reads what deciding a placement needs (see placementReadsOf for its answer). */
+export function placementReadProgram(targetRepo: string, likelyBranch: string | null): { argv: string[]; cwd: string; env: Record<string, string> } {
+  const likely = likelyBranch !== null ? firstWorktreePath(targetRepo, likelyBranch) : '';
+  return { argv: ['/bin/sh', '-c', PLACEMENT_READ_PROGRAM, 'sh', likely, worktreeHome(targetRepo), ...GIT_BASE_CONFIG], cwd: targetRepo, env: GIT_BASE_ENV };
 }
 
-/** git's base options in "$@": the worktrees, a NUL, then every ref with its commit. */
-const WORKTREES_AND_REFS_SCRIPT = 'git "$@" worktree list --porcelain || exit; printf "\\0"; exec git "$@" for-each-ref "--format=%(objectname) %(refname)"';
+/** PLACEMENT_READ_PROGRAM's answer; throws git_failed as git's own failure would. */
+export function placementReadsOf(target: Host, targetRepo: string, likelyBranch: string | null, r: RunResult): PlacementReads {
+  const lines = r.stdout.split('\n', 2);
+  const rest = r.stdout.slice((lines[0]?.length ?? 0) + (lines[1]?.length ?? 0) + 2);
+  const nul = rest.indexOf('\0');
+  if (r.exitCode !== 0 || lines.length < 2 || nul < 0) throw gitFailed(target, targetRepo, nul < 0 ? ['worktree', 'list', '--porcelain'] : ['for-each-ref'], r);
+  return {
+    worktrees: parseWorktreeList(rest.slice(0, nul)),
+    refs: branchRefs(rest.slice(nul + 1)),
+    likely: likelyBranch !== null ? { path: firstWorktreePath(targetRepo, likelyBranch), exists: lines[0] === '1' } : null,
+    homeExists: lines[1] === '1',
+  };
+}
 
-/** The repository's worktrees and refs: one program. */
-async function worktreesAndRefs(target: Host, repo: string): Promise<{ worktrees: Worktree[]; refs: BranchRefs }> {
-  const r = await target.run(['/bin/sh', '-c', WORKTREES_AND_REFS_SCRIPT, 'sh', ...GIT_BASE_CONFIG], { cwd: repo, env: GIT_BASE_ENV });
-  const nul = r.stdout.indexOf('\0');
-  if (r.exitCode !== 0 || nul < 0) throw gitFailed(target, repo, nul < 0 ? ['worktree', 'list', '--porcelain'] : ['for-each-ref'], r);
-  return { worktrees: parseWorktreeList(r.stdout.slice(0, nul)), refs: branchRefs(r.stdout.slice(nul + 1)) };
+/**
+ * Read what deciding a placement needs of the target, in one program; read-only, so it can be
+ * asked ahead (while the agent quits, or in the plan's look). `likelyBranch`: the branch whose new
+ * worktree path to look at (null: a new branch will be named).
+ */
+export async function readPlacementState(target: Host, targetRepo: string, likelyBranch: string | null): Promise<PlacementReads> {
+  const { argv, cwd, env } = placementReadProgram(targetRepo, likelyBranch);
+  return placementReadsOf(target, targetRepo, likelyBranch, await target.run(argv, { cwd, env }));
 }
 
 export interface PlacementPlan {
@@ -306,7 +326,7 @@ async function newWorktreePath(target: Host, main: Worktree, worktrees: readonly
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? base : `${base}-${n}`;
     if (worktrees.some((w) => w.path === candidate)) continue;
-    if ((asked?.path === candidate ? asked.stat : await target.stat(candidate)) === null) return candidate;
+    if (!(asked?.path === candidate ? asked.exists : (await target.stat(candidate)) !== null)) return candidate;
   }
 }
 

@@ -54,6 +54,8 @@ const FIXES: Record<string, string> = {
 /** Prints herdr's path ($1, else the login PATH's) on a line, then execs `status server --json`. */
 const PROBE_SCRIPT = 'p=$1; [ -n "$p" ] || p=$(command -v herdr) || exit 127; case $p in /*) ;; *) exit 127;; esac; [ -x "$p" ] || exit 127; printf "%s\\n" "$p"; exec "$p" status server --json';
 
+const INTEGRATION_STATUS = ['integration', 'status'];
+
 function parseServerStatus(stdout: string): ServerStatus | null {
   try {
     return ServerStatus.parse(JSON.parse(stdout.trim().split('\n').pop() ?? ''));
@@ -166,11 +168,27 @@ export class HerdrClient {
     return this.probing;
   }
 
+  /**
+   * The probe's program, for a look that asks it beside others in one program (its answer then
+   * goes to `probeAnswered`): find herdr on the login PATH and ask the server's status.
+   */
+  probeArgv(): string[] {
+    return ['/bin/sh', '-c', PROBE_SCRIPT, 'sh', this.opts.bin ?? ''];
+  }
+
+  /** The probe, from the answer to `probeArgv` asked elsewhere (unless this client probed already). */
+  probeAnswered(answer: Promise<RunResult>): Promise<HerdrProbe> {
+    this.probing ??= answer.then((r) => this.probeOf(r));
+    return this.probing;
+  }
+
   private async probeOnce(): Promise<HerdrProbe> {
-    // One program on the host: find herdr on the login PATH and ask the server's status. A
-    // running, compatible server reports its version, which the CLI shares (the protocol
+    return this.probeOf(await this.host.run(this.probeArgv(), { timeoutMs: this.timeoutMs }));
+  }
+
+  private async probeOf(r: RunResult): Promise<HerdrProbe> {
+    // A running, compatible server reports its version, which the CLI shares (the protocol
     // matches); `--version` is asked only when the status cannot tell.
-    const r = await this.host.run(['/bin/sh', '-c', PROBE_SCRIPT, 'sh', this.opts.bin ?? ''], { timeoutMs: this.timeoutMs });
     const nl = r.stdout.indexOf('\n');
     const path = r.exitCode === 127 || nl < 1 ? null : r.stdout.slice(0, nl);
     this.binPromise ??= Promise.resolve(path);
@@ -408,11 +426,19 @@ export class HerdrClient {
 
   /** `integration status` (plain text, local file checks on that host, no server needed). */
   async integrationStatus(): Promise<IntegrationState[]> {
-    const args = ['integration', 'status'];
     // Asked alongside the probe: by name on the login PATH rather than waiting for a lookup.
-    const r = this.binPromise ? await this.raw(args) : await this.host.run([this.opts.bin ?? 'herdr', ...args], { timeoutMs: this.timeoutMs });
+    return this.integrationsOf(this.binPromise ? await this.raw(INTEGRATION_STATUS) : await this.host.run(this.integrationStatusArgv(), { timeoutMs: this.timeoutMs }));
+  }
+
+  /** `integration status`'s program, for a look that asks it beside others (see integrationsOf). */
+  integrationStatusArgv(): string[] {
+    return [this.opts.bin ?? 'herdr', ...INTEGRATION_STATUS];
+  }
+
+  /** The integrations, from the answer to `integrationStatusArgv`; throws as integrationStatus does. */
+  async integrationsOf(r: RunResult): Promise<IntegrationState[]> {
     if (r.exitCode === 127 && !this.binPromise) await this.requireBin();
-    if (r.exitCode !== 0) this.fail(r, args);
+    if (r.exitCode !== 0) this.fail(r, INTEGRATION_STATUS);
     return parseIntegrationStatus(r.stdout);
   }
 
