@@ -122,7 +122,12 @@ async function runDryRun(world: World, link: Link, agentName: string, trace: boo
   const before = link.counters();
   const run = await runTimed(world.users.laptop!, [...argv, 'send', agentName, link.alias, '--dry-run'], { env });
   const moved = diff(link.counters(), before);
-  const json = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { ok?: boolean; dry_run?: boolean };
+  let json: { ok?: boolean; dry_run?: boolean } = {};
+  try {
+    json = JSON.parse(run.stdout.trim().split('\n').pop() ?? '') as typeof json;
+  } catch {
+    // Reported below with what it printed.
+  }
   if (!json.ok || !json.dry_run) throw new Error(`agent-handoff --dry-run failed (exit ${run.code}): ${run.stdout}\n${run.stderr}`);
   const marks = oursMarks(run);
   const events = link.events().filter((e) => e.at >= run.startedAt && e.at <= run.endedAt);

@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { HandoffError, HostError } from '../errors.js';
-import type { Host } from '../host/host.js';
+import type { Host, HostInfo, RunResult } from '../host/host.js';
+import type { Question, QuestionBatch } from '../host/run-side-by-side.js';
 import { git, splitNul } from './git.js';
 import { isLocalRemote, normaliseRemote } from './remote-url.js';
 import { parseWorktreeList, type Worktree } from './worktrees.js';
@@ -54,6 +55,8 @@ export interface DiscoverRequest {
   /** Write nothing (the cache included). */
   dryRun?: boolean;
   timeoutMs?: number;
+  /** What the plan's look already asked (see discoveryLook): used instead of asking again. */
+  looked?: DiscoveryLook;
 }
 
 export interface DiscoverResult {
@@ -258,10 +261,14 @@ function expandHome(p: string, home: string): string {
   return path.posix.isAbsolute(p) ? p : path.posix.join(home, p);
 }
 
-async function configDir(target: Host): Promise<string> {
-  const info = await target.info();
+/** Where this tool keeps its files on a host: $XDG_CONFIG_HOME/agent-handoff, else ~/.config/agent-handoff. */
+export function configDirOf(info: HostInfo): string {
   const xdg = info.loginEnv.XDG_CONFIG_HOME;
   return path.posix.join(xdg && path.posix.isAbsolute(xdg) ? xdg : path.posix.join(info.home, '.config'), 'agent-handoff');
+}
+
+async function configDir(target: Host): Promise<string> {
+  return configDirOf(await target.info());
 }
 
 async function readJson(target: Host, file: string): Promise<unknown> {
@@ -274,8 +281,23 @@ async function readJson(target: Host, file: string): Promise<unknown> {
   }
 }
 
+/** A JSON file's content as a question for a look (undefined: missing, unreadable or not JSON). */
+function jsonFileQuestion(file: string): Question<unknown> {
+  return {
+    program: { argv: ['cat', '--', file] },
+    answer: (r) => {
+      if (r.exitCode !== 0) return undefined;
+      try {
+        return JSON.parse(r.stdout) as unknown;
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
 /** Search roots as [maxdepth of .git, folder] pairs: explicit > AGENT_HANDOFF_ROOTS > config.json > defaults. */
-export async function searchRoots(target: Host, explicit?: readonly string[]): Promise<{ depth: number; root: string }[]> {
+export async function searchRoots(target: Host, explicit?: readonly string[], looked?: DiscoveryLook): Promise<{ depth: number; root: string }[]> {
   const info = await target.info();
   let custom: readonly string[] | undefined = explicit;
   if (!custom?.length) {
@@ -283,7 +305,7 @@ export async function searchRoots(target: Host, explicit?: readonly string[]): P
     if (env) custom = env.split(':').filter(Boolean);
   }
   if (!custom?.length) {
-    const parsed = ConfigSchema.safeParse(await configOf(target));
+    const parsed = ConfigSchema.safeParse(await configOf(target, looked));
     if (parsed.success && parsed.data.roots?.length) custom = parsed.data.roots;
   }
   // maxdepth counts the `.git` entry: a repository N folders down has its .git at N + 1.
@@ -291,33 +313,16 @@ export async function searchRoots(target: Host, explicit?: readonly string[]): P
   return [...DEFAULT_ROOTS.map((r) => ({ depth: ROOT_DEPTH + 1, root: path.posix.join(info.home, r) })), { depth: HOME_DEPTH + 1, root: info.home }];
 }
 
-/** Reads of the cache and the config started before the search (see warmDiscovery), each taken once. */
-const warmed = new WeakMap<Host, Promise<{ file: string; cache: Cache } | null>>();
-const warmedConfig = new WeakMap<Host, Promise<unknown>>();
-
-/**
- * Start reading the target's checkout cache and config now (they do not depend on the source),
- * side by side: the next discoverCheckout on this host takes the answers instead of asking again.
- * The config is only needed when the cache misses, but asking it costs no extra wait then.
- */
-export function warmDiscovery(target: Host): void {
-  const dir = configDir(target);
-  const read = dir.then(async (d) => {
-    const file = path.posix.join(d, 'repos.json');
-    return { file, cache: await readCache(target, file) };
-  });
-  warmed.set(target, read.catch(() => null));
-  const config = dir.then((d) => readJson(target, path.posix.join(d, 'config.json')));
-  config.catch(() => undefined);
-  warmedConfig.set(target, config);
-}
-
 /**
  * The listed folders that still hold a checkout with one of `keys`, described and ranked. They are
  * described while they are checked: one round trip instead of two.
  */
 async function checkListed(target: Host, folders: readonly string[], keys: ReadonlySet<string>, branch: string | null, timeoutMs: number): Promise<TargetCheckout[]> {
-  const r = await target.run(['sh', '-c', CHECK_AND_DESCRIBE_SCRIPT, 'sh', REPORT, ...folders], { timeoutMs });
+  return checkedOf(target, await target.run(['sh', '-c', CHECK_AND_DESCRIBE_SCRIPT, 'sh', REPORT, ...folders], { timeoutMs }), keys, branch);
+}
+
+/** CHECK_AND_DESCRIBE_SCRIPT's answer: the folders that still hold a checkout with one of `keys`, described and ranked. */
+async function checkedOf(target: Host, r: RunResult, keys: ReadonlySet<string>, branch: string | null): Promise<TargetCheckout[]> {
   const split = r.stdout.indexOf(`\0${DESCRIBE_SPLIT}\0`);
   if (r.exitCode !== 0 || split < 0) {
     throw new HandoffError('discover_failed', `Checking the checkouts on ${target.label} failed: ${r.stderr.trim().slice(-500)}`, { fix: 'Name the checkout with --dir.' });
@@ -326,39 +331,41 @@ async function checkListed(target: Host, folders: readonly string[], keys: Reado
   return describe(target, valid, branch, r.stdout.slice(split + DESCRIBE_SPLIT.length + 2));
 }
 
-/** A check of remembered checkouts, begun as soon as the target was connected. */
-interface Precheck {
-  key: string;
-  branch: string | null;
-  paths: string[];
-  checkouts: Promise<TargetCheckout[]>;
+/** What discovery asked in the plan's look, beside the look's other questions (see discoveryLook). */
+export interface DiscoveryLook {
+  /** The checkouts this machine remembers for the source's primary remote, checked and described. */
+  remembered: { key: string; branch: string | null; paths: string[]; checkouts: Promise<TargetCheckout[]> } | null;
+  /** Without remembered checkouts: the target's cache and config as read (undefined: none). */
+  cache: Promise<unknown> | null;
+  config: Promise<unknown> | null;
 }
-const prechecked = new WeakMap<Host, Precheck>();
 
 /**
- * Start checking the checkouts this machine remembers for the source's primary remote on this
- * target (src/git/checkout-memory.ts) — the same check a cache entry gets — without waiting for
- * the target's cache to be read. The next discoverCheckout answers from it when they hold.
+ * Discovery's questions for the plan's look, asked in `batch`: the checkouts this machine
+ * remembers (src/git/checkout-memory.ts) are checked as a cache entry would be; without any, the
+ * target's cache and config are read. Either way one program with the look's others.
  */
-export function precheckRemembered(target: Host, remotes: readonly RemoteOfRepo[], branch: string | null, paths: readonly string[], timeoutMs = 60_000): void {
+export function discoveryLook(batch: QuestionBatch, target: Host, info: HostInfo, remotes: readonly RemoteOfRepo[], branch: string | null, remembered: readonly string[]): DiscoveryLook {
   const key = remotes[0]?.key;
-  if (!key || paths.length === 0) return;
-  const checkouts = checkListed(target, paths, new Set(remotes.map((r) => r.key).filter(Boolean)), branch, timeoutMs);
-  checkouts.catch(() => undefined);
-  prechecked.set(target, { key, branch, paths: [...paths], checkouts });
+  const keys = new Set(remotes.map((r) => r.key).filter(Boolean));
+  if (key && remembered.length > 0) {
+    const checkouts = batch.ask({ program: { argv: ['sh', '-c', CHECK_AND_DESCRIBE_SCRIPT, 'sh', REPORT, ...remembered] }, answer: (r) => checkedOf(target, r, keys, branch) });
+    return { remembered: { key, branch, paths: [...remembered], checkouts }, cache: null, config: null };
+  }
+  const dir = configDirOf(info);
+  return { remembered: null, cache: batch.ask(jsonFileQuestion(path.posix.join(dir, 'repos.json'))), config: batch.ask(jsonFileQuestion(path.posix.join(dir, 'config.json'))) };
 }
 
 /**
- * The checkouts the remembered check or, without one, the warm-up read of the cache lists for
- * these remotes, unchecked (empty without either): a guess of the answer, for reads that can
+ * The checkouts the look found likely: the remembered ones, else those the target's cache lists
+ * for these remotes (unchecked; empty without either): a guess of the answer, for reads that can
  * start while it is checked.
  */
-export async function cachedGuess(target: Host, remotes: readonly RemoteOfRepo[]): Promise<string[]> {
+export async function likelyCheckouts(looked: DiscoveryLook, remotes: readonly RemoteOfRepo[]): Promise<string[]> {
   const primary = remotes[0]?.key;
-  const pre = prechecked.get(target);
-  if (pre && pre.key === primary) return pre.paths;
-  const got = primary ? await (warmed.get(target) ?? null) : null;
-  return got?.cache.remotes[primary!]?.paths ?? [];
+  if (looked.remembered) return looked.remembered.key === primary ? looked.remembered.paths : [];
+  const parsed = CacheSchema.safeParse(await (looked.cache ?? Promise.resolve(undefined)).catch(() => undefined));
+  return primary && parsed.success ? (parsed.data.remotes[primary]?.paths ?? []) : [];
 }
 
 /**
@@ -368,8 +375,7 @@ export async function cachedGuess(target: Host, remotes: readonly RemoteOfRepo[]
  */
 async function fromRemembered(req: DiscoverRequest, primary: string, cacheFile: string): Promise<DiscoverResult | null> {
   const { target } = req;
-  const pre = prechecked.get(target);
-  prechecked.delete(target);
+  const pre = req.looked?.remembered;
   if (!pre || pre.key !== primary || pre.branch !== req.branch) return null;
   const checkouts = await pre.checkouts.catch(() => []);
   const best = checkouts[0];
@@ -378,7 +384,7 @@ async function fromRemembered(req: DiscoverRequest, primary: string, cacheFile: 
   // Entries the cache has beyond these stay (they are checked when the cache is next used).
   const saved = req.dryRun
     ? NOTHING_TO_SAVE
-    : cacheOf(target, cacheFile).then(
+    : readCache(target, cacheFile).then(
         (cache) => {
           const listed = cache.remotes[primary]?.paths ?? [];
           return kept.every((p) => listed.includes(p)) ? undefined : saveCache(target, cacheFile, withEntry(cache, primary, [...new Set([...kept, ...listed])]));
@@ -388,23 +394,18 @@ async function fromRemembered(req: DiscoverRequest, primary: string, cacheFile: 
   return { checkout: best, checkouts, via: 'memory', cache: 'off', roots: [], saved };
 }
 
-/** config.json's content (undefined when missing), from the warm-up read when there was one. */
-async function configOf(target: Host): Promise<unknown> {
-  const w = warmedConfig.get(target);
-  warmedConfig.delete(target);
-  if (w) {
-    const got = await w.then((v) => ({ v }), () => null);
-    if (got) return got.v;
-  }
-  return readJson(target, path.posix.join(await configDir(target), 'config.json'));
+/** config.json's content (undefined when missing), from the look when it read it. */
+async function configOf(target: Host, looked: DiscoveryLook | undefined): Promise<unknown> {
+  const got = looked?.config ? await looked.config.then((v) => ({ v }), () => null) : null;
+  return got ? got.v : readJson(target, path.posix.join(await configDir(target), 'config.json'));
 }
 
-/** The cache, from the warm-up read when there was one (a failed one is asked again, to say why). */
-async function cacheOf(target: Host, file: string): Promise<Cache> {
-  const w = warmed.get(target);
-  warmed.delete(target);
-  const got = w ? await w : null;
-  return got && got.file === file ? got.cache : readCache(target, file);
+/** The cache, from the look when it read it (a failed read is asked again, to say why). */
+async function cacheOf(target: Host, file: string, looked: DiscoveryLook | undefined): Promise<Cache> {
+  const got = looked?.cache ? await looked.cache.then((v) => ({ v }), () => null) : null;
+  if (!got) return readCache(target, file);
+  const parsed = CacheSchema.safeParse(got.v);
+  return parsed.success ? parsed.data : { version: 1, remotes: {} };
 }
 
 async function readCache(target: Host, file: string): Promise<Cache> {
@@ -460,7 +461,7 @@ export async function discoverCheckout(req: DiscoverRequest): Promise<DiscoverRe
   const cacheFile = path.posix.join(await configDir(target), 'repos.json');
   const remembered = await fromRemembered(req, primary, cacheFile);
   if (remembered) return remembered;
-  const cache = await cacheOf(target, cacheFile);
+  const cache = await cacheOf(target, cacheFile, req.looked);
   const cached = cache.remotes[primary]?.paths ?? [];
   let cacheState: DiscoverResult['cache'] = 'miss';
   if (cached.length > 0) {
@@ -474,7 +475,7 @@ export async function discoverCheckout(req: DiscoverRequest): Promise<DiscoverRe
     cacheState = 'stale';
   }
 
-  const roots = await searchRoots(target, req.roots);
+  const roots = await searchRoots(target, req.roots, req.looked);
   const found = await runScan(target, ['scan', ...roots.flatMap((r) => [String(r.depth), r.root])], timeoutMs);
   const unique = [...new Map(found.map((f) => [f.dir, f])).values()];
   const checkouts = await describe(target, await matching(target, unique, keys), req.branch);

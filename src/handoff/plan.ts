@@ -9,7 +9,9 @@ import type { IntegrationState } from '../herdr/integration.js';
 import type { HerdrProbe } from '../herdr/client.js';
 import { SUPPORTED_KINDS, type SupportedKind } from '../result.js';
 import { recallCheckouts, rememberCheckouts } from '../git/checkout-memory.js';
-import { cachedGuess, discoverCheckout, precheckRemembered, repoRemotes, warmDiscovery, type DiscoverResult, type RemoteOfRepo } from '../git/discover.js';
+import { discoverCheckout, repoRemotes, type DiscoverResult, type DiscoveryLook, type RemoteOfRepo } from '../git/discover.js';
+import { checkDisk, requireSpace } from './disk.js';
+import { guessFromCache, lookAtTarget } from './target-look.js';
 import { checkPlacement, readPlacementState, type PlacementPlan, type PlacementReads } from '../git/place.js';
 import { repoLayout, snapshotOf, type HeadLayout, type Snapshot } from '../git/snapshot.js';
 import { findAgent } from './find-agent.js';
@@ -21,7 +23,6 @@ import { agentStartedAt } from './process-age.js';
 import { hostStateDir } from './marker.js';
 import { isOurAgent, readStarted, startedDir } from './started-agents.js';
 import { sleep } from '../sleep.js';
-import { FIND_PROGRAM_FN } from '../host/find-program.js';
 
 export interface Plan {
   id: string;
@@ -173,46 +174,39 @@ export function sourceHerdrProbe(source: Side, sameHost: boolean): Promise<Herdr
 export async function buildPlan(input: PlanInput): Promise<Plan> {
   const { source, sameHost } = input;
   // The target's herdr CLI is needed after the agent has quit (workspace, agent start), so its
-  // full probe (installed, version, protocol, socket) runs alongside the plan and is checked
+  // full probe (installed, version, protocol, socket) is asked in the plan's look and checked
   // before the plan is returned. The source's is quick: a ping of its socket, after which the
   // reads go ahead (see HerdrClient.reach). herdr's findings explain any failure better than
-  // what followed from them.
-  // A target that cannot be reached says so before anything else (as when it was connected first).
+  // what followed from them; a target that cannot be reached says so before anything else.
   const sourceProbe = sourceHerdrProbe(source, sameHost);
-  const targetProbe = sameHost ? sourceProbe : input.sides.then((sides) => sides.target.herdr.probe());
-  const herdrChecked = Promise.all([input.sides, sourceProbe, targetProbe]).then(([sides, s, t]) => {
-    requireHerdr(s, source);
-    requireHerdr(t, sides.target);
-    return [s, t] as const;
-  });
-  herdrChecked.catch(() => undefined);
+  const herdrChecked = (targetProbe: (target: Side) => Promise<HerdrProbe>) =>
+    Promise.all([input.sides, sourceProbe]).then(async ([sides, s]) => {
+      const t = sameHost ? s : await targetProbe(sides.target);
+      requireHerdr(s, source);
+      requireHerdr(t, sides.target);
+      return [s, t] as const;
+    });
   try {
     return await planAfterProbes(input, sourceProbe, herdrChecked);
   } catch (err) {
-    await herdrChecked;
+    // The look's probe when it was asked, else one of its own (HerdrClient asks it once).
+    await herdrChecked((target) => target.herdr.probe());
     throw err;
   }
 }
 
-async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe>, herdrChecked: Promise<readonly [HerdrProbe, HerdrProbe]>): Promise<Plan> {
+type HerdrChecked = (targetProbe: (target: Side) => Promise<HerdrProbe>) => Promise<readonly [HerdrProbe, HerdrProbe]>;
+
+async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe>, herdrChecked: HerdrChecked): Promise<Plan> {
   const { opts, id, source, sameHost } = input;
   // The source's work starts now; the target's as soon as it is connected (in the meantime the
   // source is looked at: the agent, its session, the repository and the snapshot).
   const target = input.sides.then((sides) => sides.target);
   target.catch(() => undefined);
   const warnings: string[] = [];
-  // Facts that do not depend on the agent, asked now (or once connected) and awaited where
-  // needed. The target's integration state is a herdr process there: needed only at the end.
-  const contexts = Promise.all([sideCtx(source.host), target.then((t) => sideCtx(t.host))]);
-  contexts.catch(() => undefined);
+  const sourceCtxAsked = sideCtx(source.host);
+  sourceCtxAsked.catch(() => undefined);
   const searching = !opts.dir && !(opts.here && opts.newWorktree);
-  // The target's integration state is a herdr process there, needed only at the end: asked now
-  // for a dry run or --self (their plan shows it), else once the plan is made (while the agent
-  // quits), so it does not compete with the plan's own programs there.
-  const waitForIntegration = opts.dryRun || opts.self;
-  let integrationsAsked: Promise<IntegrationState[]> | undefined;
-  const integrations = (): Promise<IntegrationState[]> => (integrationsAsked ??= target.then((t) => t.herdr.integrationStatus()).catch(() => [] as IntegrationState[]));
-  if (waitForIntegration) void integrations();
   const agents = await sourceProbe.then(() => source.herdr.agentList());
 
   const agent = findAgent(agents, opts.agent, source.host.label);
@@ -228,19 +222,9 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     });
   }
 
-  // Everything below depends only on the agent. Two chains at once: the session (process,
-  // start time, session files) and the repository (snapshot, remotes, the target checkout and
-  // the placement check), which starts from herdr's cwd when herdr knows it.
-  // Free space under the target's config root, asked while the chains run (compared at the end).
-  // The agent's CLI on the target is looked for by the same program.
-  const freeEarly = contexts.then(async ([, t]) => {
-    const root = adapter.configRoot(t.env, t.home);
-    const { free, program } = await freeSpaceAndProgram(await target, root, adapter.herdrKind);
-    return { root, free, agentCli: program };
-  });
-  freeEarly.catch(() => undefined);
-  const integrationOf = (states: IntegrationState[]) => states.find((s) => s.target === adapter.integration) ?? null;
-  const sourceIntegration = async (): Promise<IntegrationState | null> => integrationOf(await (sameHost ? integrations() : source.herdr.integrationStatus().catch(() => [] as IntegrationState[])));
+  // Everything below depends only on the agent. Three chains at once: the session (process,
+  // start time, session files), the repository at the source (layout, snapshot, remotes), and
+  // the target's look, sent once it is connected and the repository's remotes are known.
   const processChain = (async () => {
     const info = await source.herdr.processInfo(agent.pane_id);
     const proc = info.foreground_processes[0];
@@ -251,32 +235,51 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     const agentStarted = () => (asked ??= agentStartedAt(source.host, proc.pid));
     return { proc, cwd: await source.host.realpath(rawCwd), agentStarted };
   })();
+  const sourceRepo = (async () => {
+    // herdr's foreground cwd is the process chain's first choice too, so both agree.
+    const cwd = agent.foreground_cwd ? await source.host.realpath(agent.foreground_cwd) : (await processChain).cwd;
+    const layout = await repoLayout(source.host, cwd);
+    // The snapshot (a few local git programs) is made while the target is looked at.
+    const snapping = snapshotOf(source.host, layout);
+    snapping.catch(() => undefined);
+    return { cwd, layout, snapping, remotes: await repoRemotes(source.host, layout.repoRoot) };
+  })();
+  sourceRepo.catch(() => undefined);
+  const look = Promise.all([target, sourceRepo.catch(() => null)]).then(([t, repo]) => {
+    const remotes = repo?.remotes ?? [];
+    // The checkouts this machine found there last time are checked in the look; without them the
+    // target's cache and config are read there instead.
+    const remembered = searching && remotes[0] ? recallCheckouts(t.host.address, remotes[0].key) : [];
+    const likelyBranch = opts.newBranch || !repo ? null : repo.layout.branch;
+    return lookAtTarget(t, {
+      adapter,
+      repo: repo && { remotes, branch: repo.layout.branch },
+      searching,
+      remembered: opts.here || opts.dir ? [] : remembered,
+      likelyBranch,
+      timeoutMs: opts.timeoutS * 1000,
+    });
+  });
+  look.catch(() => undefined);
+  const contexts = Promise.all([sourceCtxAsked, look.then((l) => l.ctx)]);
+  contexts.catch(() => undefined);
+  const integrations = (): Promise<IntegrationState[]> => look.then((l) => l.integrations).catch(() => [] as IntegrationState[]);
+  const integrationOf = (states: IntegrationState[]) => states.find((s) => s.target === adapter.integration) ?? null;
+  const sourceIntegration = async (): Promise<IntegrationState | null> => integrationOf(await (sameHost ? integrations() : source.herdr.integrationStatus().catch(() => [] as IntegrationState[])));
   const sessionChain = (async () => {
-    const [{ proc, cwd, agentStarted }, [sourceCtx]] = await Promise.all([processChain, contexts]);
+    const [{ proc, cwd, agentStarted }, sourceCtx] = await Promise.all([processChain, sourceCtxAsked]);
     return { proc, cwd, ...(await findSession(source, adapter, agent, opts, sourceCtx, cwd, agentStarted, sourceIntegration)) };
   })();
   sessionChain.catch(() => undefined);
   const repoChain = (async () => {
-    // herdr's foreground cwd is the process chain's first choice too, so both agree.
-    const cwd = agent.foreground_cwd ? await source.host.realpath(agent.foreground_cwd) : (await processChain).cwd;
-    const layout = await repoLayout(source.host, cwd);
-    // The snapshot (a few local git programs) is made while the target is searched.
-    const snapping = snapshotOf(source.host, layout);
-    snapping.catch(() => undefined);
-    const remotes = await repoRemotes(source.host, layout.repoRoot);
-    const sides = await input.sides;
-    // The checkouts this machine found there last time are checked now. Without them the target's
-    // cache and config are read first; with them, only once the answer is known (to bring the
-    // cache up to date): two programs fewer there while the plan's own programs run.
-    const remembered = searching && remotes[0] ? recallCheckouts(sides.target.host.address, remotes[0].key) : [];
-    if (remembered.length > 0) precheckRemembered(sides.target.host, remotes, layout.branch, remembered);
-    else if (searching) warmDiscovery(sides.target.host);
-    // The checkout the cache names is most likely the answer: what placing there needs is read
-    // while the search checks it (used only when it is the answer).
-    const guessed = opts.here || opts.dir ? Promise.resolve(null) : guessPlacementRead(sides.target.host, remotes, opts.newBranch ? null : layout.branch);
+    const { cwd, layout, snapping, remotes } = await sourceRepo;
+    const [sides, looked] = await Promise.all([input.sides, look]);
+    // The checkout the look found likely is most likely the answer: what placing there needs was
+    // read in the look (remembered), or is read now beside the cache's check.
+    const guessed = opts.here || opts.dir ? Promise.resolve(null) : guessFromCache(sides.target, looked, remotes, opts.newBranch ? null : layout.branch);
     guessed.catch(() => undefined);
     // The target checkout: the same repository found by its remote, or (--here) another worktree.
-    const chosen = await chooseTargetRepo(sides, opts, layout, remotes);
+    const chosen = await chooseTargetRepo(sides, opts, layout, remotes, looked.discovery);
     const snap = await snapping;
     const guess = await guessed.catch(() => null);
     // What placing reads of the target checkout: the guess's read when it guessed right.
@@ -299,6 +302,10 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     });
     return { cwd, snap, remotes, ...chosen, placement, placementRead };
   })();
+  const freeEarly = look.then(async (l) => {
+    const { root, free, program } = await l.space;
+    return { root, free, agentCli: program };
+  });
   const [[sourceCtx, targetCtx], { agentCli: targetAgentCli }, { proc, cwd, ref: session, via: sessionVia }, repo, targetSide] = await Promise.all([
     contexts,
     freeEarly,
@@ -315,9 +322,10 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   if (early.root === sessionPlacement.configRoot) requireSpace(targetSide, early.free, unit);
   else await checkDisk(targetSide, sessionPlacement.configRoot, unit);
   // A session file on the target changed since an earlier handoff left it: refused now, not after the quit.
-  const [[sourceHerdr, targetHerdr], targetLeft] = await Promise.all([herdrChecked, opts.overwrite ? null : refuseChangedSessionFiles(targetSide, sessionPlacement.configRoot, unit)]);
+  const [[sourceHerdr, targetHerdr], targetLeft] = await Promise.all([herdrChecked(() => look.then((l) => l.probe)), opts.overwrite ? null : refuseChangedSessionFiles(targetSide, sessionPlacement.configRoot, unit)]);
+  // Asked in the look: a dry run or --self shows it; a send fills it in at the integration step.
   const targetIntegrationAsked = integrations().then(integrationOf);
-  const targetIntegration = waitForIntegration ? await targetIntegrationAsked : null;
+  const targetIntegration = opts.dryRun || opts.self ? await targetIntegrationAsked : null;
   for (const p of new Set([sourceHerdr, targetHerdr])) if (p.version?.warning) warnings.push(p.version.warning);
 
   const sourceHandle = agent.agent_session?.value ?? (session.kind === 'pi' || session.kind === 'omp' ? session.file : session.id);
@@ -358,15 +366,6 @@ export function cwdIn(worktree: string, relativeCwd: string): string {
   return relativeCwd ? `${worktree}/${relativeCwd}` : worktree;
 }
 
-/** The placement facts of the checkout the target's cache names first (see cachedGuess), being read; null without one. */
-async function guessPlacementRead(target: Side['host'], remotes: RemoteOfRepo[], likelyBranch: string | null): Promise<{ repo: string; read: Promise<PlacementReads> } | null> {
-  const [first] = await cachedGuess(target, remotes);
-  if (!first) return null;
-  const read = readPlacementState(target, first, likelyBranch);
-  read.catch(() => undefined);
-  return { repo: first, read };
-}
-
 /** The discovery's cache update, and (unless a dry run or a named --dir) this machine's memory of the answer, both off the critical path. */
 function keepDiscovery(sides: Sides, found: DiscoverResult, remotes: readonly RemoteOfRepo[], dryRun: boolean): void {
   sides.background(found.saved);
@@ -375,14 +374,14 @@ function keepDiscovery(sides: Sides, found: DiscoverResult, remotes: readonly Re
   sides.background(rememberCheckouts(sides.target.host.address, key, found.checkouts.map((c) => c.path)));
 }
 
-async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayout, remotes: RemoteOfRepo[]): Promise<{ discovery: DiscoverResult | null; targetRepo: string; otherCheckouts: string[]; newBranch: boolean }> {
+async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayout, remotes: RemoteOfRepo[], looked: DiscoveryLook | null): Promise<{ discovery: DiscoverResult | null; targetRepo: string; otherCheckouts: string[]; newBranch: boolean }> {
   const { target } = sides;
   if (opts.here) {
     if (opts.dir && (await target.host.realpath(opts.dir).catch(() => opts.dir)) === snap.realRoot) {
       throw new HandoffError('dir_is_source', `--dir names the agent's own checkout (${snap.repoRoot}).`, { fix: 'Name another checkout of the repository, or drop --dir to get a new worktree.' });
     }
     if (!opts.newWorktree && remotes.length > 0) {
-      const found = await discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun }).catch((err: unknown) => {
+      const found = await discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun, ...(looked ? { looked } : {}) }).catch((err: unknown) => {
         if (opts.dir) throw err;
         return null;
       });
@@ -405,57 +404,7 @@ async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayou
       fix: 'Add the remote the other machine cloned from (git remote add origin <url>), or use --here.',
     });
   }
-  const found = await discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun });
+  const found = await discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun, ...(looked ? { looked } : {}) });
   keepDiscovery(sides, found, remotes, opts.dryRun);
   return { discovery: found, targetRepo: found.checkout.path, otherCheckouts: found.checkouts.slice(1).map((c) => c.path), newBranch: opts.newBranch };
-}
-
-export interface FreeSpace {
-  /** The folder df looked at: the config root, or its nearest existing parent. */
-  dir: string;
-  /** Free KB there, or null when df could not tell. */
-  availKb: number | null;
-}
-
-// $1 the config root; $2 a program to look for on the PATH, or '': then its path on a line (empty
-// when not found). Then the root's nearest existing folder on a line (df needs one) and its df.
-const FREE_SPACE_SCRIPT = [
-  FIND_PROGRAM_FN,
-  'd=$1; c=$2',
-  'if [ -n "$c" ]; then find_program "$c" || echo; fi',
-  'while [ ! -d "$d" ]; do d=${d%/*}; [ -n "$d" ] || d=/; done; printf "%s\\n" "$d"; exec df -Pk -- "$d"',
-].join('\n');
-
-/** Free space where the session unit will go. One program. */
-export async function freeSpace(target: Pick<Side, 'host'>, configRoot: string): Promise<FreeSpace> {
-  return (await freeSpaceAndProgram(target, configRoot, '')).free;
-}
-
-/**
- * Free space where the session unit will go, and where `program` is on the login PATH (null: not
- * there), in one program: each process start counts on a slow target while the plan is made.
- */
-export async function freeSpaceAndProgram(target: Pick<Side, 'host'>, configRoot: string, program: string): Promise<{ free: FreeSpace; program: string | null }> {
-  const r = await target.host.run(['/bin/sh', '-c', FREE_SPACE_SCRIPT, 'sh', configRoot, program]);
-  const lines = r.stdout.split('\n');
-  const found = program ? (lines.shift() ?? '') : '';
-  const [dir = configRoot, ...rest] = lines;
-  const fields = rest.join('\n').trim().split('\n').pop()?.trim().split(/\s+/) ?? [];
-  const availKb = Number(fields[3]);
-  return { free: { dir, availKb: r.exitCode === 0 && Number.isFinite(availKb) ? availKb : null }, program: found || null };
-}
-
-/** Enough free space for the session unit (with a margin)? */
-export function requireSpace(target: Pick<Side, 'host'>, free: FreeSpace, unit: UnitEntry[]): void {
-  const need = unit.reduce((n, e) => n + e.size, 0);
-  if (free.availKb !== null && free.availKb * 1024 < need * 1.1 + 1024 * 1024) {
-    throw new HandoffError('target_disk_full', `${target.host.label} has ${Math.round(free.availKb / 1024)} MB free under ${free.dir}; the session needs ${Math.ceil(need / 1024 / 1024)} MB.`, {
-      fix: `Free some space on ${target.host.label}.`,
-    });
-  }
-}
-
-/** Enough free space on the target for the session unit (with a margin). */
-export async function checkDisk(target: Pick<Side, 'host'>, configRoot: string, unit: UnitEntry[]): Promise<void> {
-  requireSpace(target, await freeSpace(target, configRoot), unit);
 }

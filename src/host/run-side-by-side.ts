@@ -84,3 +84,36 @@ export async function runSideBySide(host: Host, programs: readonly SideProgram[]
   // Each program's own duration is not measured: the runner's stands for all.
   return parseSideBySide(Buffer.concat(chunks), programs.length, r.durationMs);
 }
+
+/** A program and how to read its answer. */
+export interface Question<T> {
+  program: SideProgram;
+  answer: (r: RunResult) => T | Promise<T>;
+}
+
+/**
+ * Questions gathered from several modules, then asked in one program (runSideBySide). Each answer
+ * settles on its own, so one that cannot be read fails only its own promise; the runner's own
+ * failure (a lost connection) fails them all.
+ */
+export class QuestionBatch {
+  private readonly asked: { q: Question<unknown>; settle: (r: Promise<RunResult>) => void }[] = [];
+  private sent = false;
+
+  ask<T>(q: Question<T>): Promise<T> {
+    if (this.sent) throw new Error('QuestionBatch: asked after it was sent');
+    const answer = new Promise<T>((resolve, reject) => {
+      this.asked.push({ q, settle: (r) => r.then((res) => q.answer(res)).then(resolve as (v: unknown) => void, reject) });
+    });
+    answer.catch(() => undefined);
+    return answer;
+  }
+
+  /** Ask everything gathered so far, in one program on `host`. */
+  send(host: Host, opts: { timeoutMs?: number } = {}): void {
+    this.sent = true;
+    const ran = runSideBySide(host, this.asked.map((a) => a.q.program), opts);
+    ran.catch(() => undefined);
+    this.asked.forEach((a, i) => a.settle(ran.then((results) => results[i]!)));
+  }
+}

@@ -4,7 +4,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { HandoffError } from '../../src/errors.js';
 import type { Host, HostInfo } from '../../src/host/host.js';
 import { LocalHost } from '../../src/host/local.js';
-import { discoverCheckout, precheckRemembered, rankCheckouts, repoRemotes, type RemoteOfRepo } from '../../src/git/discover.js';
+import { discoverCheckout, discoveryLook, likelyCheckouts, rankCheckouts, repoRemotes, type RemoteOfRepo } from '../../src/git/discover.js';
+import { QuestionBatch } from '../../src/host/run-side-by-side.js';
 import { recallCheckouts, rememberCheckouts } from '../../src/git/checkout-memory.js';
 import { normaliseRemote } from '../../src/git/remote-url.js';
 import { cleanupTemp, g, makePair, tempDir } from './repos.js';
@@ -160,8 +161,7 @@ describe('discoverCheckout', () => {
     // The cache names only one of them: it is read after the answer, off the critical path.
     fs.mkdirSync(path.dirname(w.cacheFile), { recursive: true });
     fs.writeFileSync(w.cacheFile, JSON.stringify({ version: 1, remotes: { [key]: { paths: [w.repos.atHome], updatedAt: 'x' } } }));
-    precheckRemembered(w.host, remotes, 'feature', remembered);
-    const res = await discoverCheckout({ target: w.host, remotes, branch: 'feature' });
+    const res = await discoverCheckout({ target: w.host, remotes, branch: 'feature', looked: await look(w.host, remotes, remembered) });
     expect(res).toMatchObject({ via: 'memory', cache: 'off', roots: [] });
     expect(res.checkout.path).toBe(w.repos.team);
     expect(res.checkouts.map((c) => c.path)).toEqual(remembered);
@@ -170,11 +170,29 @@ describe('discoverCheckout', () => {
 
     // Remembered folders that no longer hold the repository: the cache answers as before.
     fs.rmSync(w.repos.team, { recursive: true });
-    precheckRemembered(w.host, remotes, 'feature', [w.repos.team]);
-    const fell = await discoverCheckout({ target: w.host, remotes, branch: 'feature' });
+    const fell = await discoverCheckout({ target: w.host, remotes, branch: 'feature', looked: await look(w.host, remotes, [w.repos.team]) });
     expect(fell).toMatchObject({ via: 'cache', cache: 'pruned' });
     expect(fell.checkout.path).toBe(w.repos.atHome);
     await fell.saved;
+  });
+
+  it("without remembered checkouts, the look reads the target's cache and config: the search answers from them, and the cache's first entry is the likely checkout", async () => {
+    const w = makeHome();
+    const remotes = await repoRemotes(w.pair.sourceHost, w.pair.source);
+    const key = remotes[0]?.key ?? '';
+    fs.mkdirSync(path.dirname(w.cacheFile), { recursive: true });
+    fs.writeFileSync(w.cacheFile, JSON.stringify({ version: 1, remotes: { [key]: { paths: [w.repos.atHome, w.repos.team], updatedAt: 'x' } } }));
+    const looked = await look(w.host, remotes, []);
+    expect(looked.remembered).toBeNull();
+    expect(await likelyCheckouts(looked, remotes)).toEqual([w.repos.atHome, w.repos.team]);
+    const res = await discoverCheckout({ target: w.host, remotes, branch: null, looked });
+    expect(res).toMatchObject({ via: 'cache', cache: 'hit' });
+    // A cache that is not JSON is no cache: the search finds the checkouts, and the likely one is none.
+    fs.writeFileSync(w.cacheFile, '{ not json');
+    const broken = await look(w.host, remotes, []);
+    expect(await likelyCheckouts(broken, remotes)).toEqual([]);
+    const scanned = await discoverCheckout({ target: w.host, remotes, branch: null, looked: broken, dryRun: true });
+    expect(scanned).toMatchObject({ via: 'scan', cache: 'miss' });
   });
 
   it('keeps the remembered checkouts per host and repository, privately, and forgets on an empty answer', async () => {
@@ -249,3 +267,11 @@ describe('discoverCheckout', () => {
     expect(await codeOf(discoverCheckout({ target: w.host, remotes: [], branch: null }))).toBe('no_remote');
   });
 });
+
+/** Discovery's part of the plan's look, asked alone. */
+async function look(host: Host, remotes: RemoteOfRepo[], remembered: string[]) {
+  const batch = new QuestionBatch();
+  const looked = discoveryLook(batch, host, await host.info(), remotes, 'feature', remembered);
+  batch.send(host);
+  return looked;
+}

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
-import { checkDisk, freeSpaceAndProgram } from '../../src/handoff/plan.js';
+import { checkDisk, freeSpaceAndProgram } from '../../src/handoff/disk.js';
 import { LocalHost } from '../../src/host/local.js';
 
 const host = new LocalHost();

@@ -1,0 +1,71 @@
+// The plan's look at the target: ONE program, sent as soon as the target is connected and the
+// source has said what to look for, asks everything the plan needs there side by side — herdr
+// (installed, version, server, integrations), the home's real path, free space and the agent's
+// CLI, the checkouts this machine remembers (or the target's cache and config), and what placing
+// the work in the likely checkout would read. Each answer is parsed by the module that asked it.
+import type { Adapter, SideCtx } from '../../adapters/adapter.js';
+import { discoveryLook, likelyCheckouts, type DiscoveryLook, type RemoteOfRepo } from '../git/discover.js';
+import { placementReadProgram, placementReadsOf, readPlacementState, type PlacementReads } from '../git/place.js';
+import type { HerdrProbe } from '../herdr/client.js';
+import type { IntegrationState } from '../herdr/integration.js';
+import { QuestionBatch } from '../host/run-side-by-side.js';
+import { freeSpaceProgram, spaceAndProgramOf, type SpaceAndProgram } from './disk.js';
+import type { Side } from './sides.js';
+
+export interface TargetLookRequest {
+  adapter: Adapter;
+  /** The source repository's remotes and branch; null when the source could not tell (no discovery then). */
+  repo: { remotes: RemoteOfRepo[]; branch: string | null } | null;
+  /** Whether the checkout is searched for (not with --dir, nor --here --new-worktree). */
+  searching: boolean;
+  /** The checkouts this machine remembers on the target for the source's primary remote. */
+  remembered: readonly string[];
+  /** The branch whose placement the likely checkout is read for (null: a new branch will be named). */
+  likelyBranch: string | null;
+  timeoutMs: number;
+}
+
+export interface TargetLook {
+  probe: Promise<HerdrProbe>;
+  integrations: Promise<IntegrationState[]>;
+  ctx: Promise<SideCtx>;
+  /** Free space under the agent's config root there, and its CLI on the login PATH. */
+  space: Promise<SpaceAndProgram & { root: string }>;
+  discovery: DiscoveryLook | null;
+  /** What placing in the likely checkout reads (the first remembered one), asked in the look; null without one. */
+  guess: { repo: string; read: Promise<PlacementReads> } | null;
+}
+
+/** Ask the target everything the plan needs of it, in one program (the answers settle apart). */
+export async function lookAtTarget(side: Side, req: TargetLookRequest): Promise<TargetLook> {
+  const { host, herdr } = side;
+  const info = await host.info();
+  const batch = new QuestionBatch();
+  const probe = herdr.probeAnswered(batch.ask({ program: { argv: herdr.probeArgv() }, answer: (r) => r }));
+  const integrations = batch.ask({ program: { argv: herdr.integrationStatusArgv() }, answer: (r) => herdr.integrationsOf(r) });
+  const homeReal = batch.ask({
+    program: { argv: ['/bin/sh', '-c', 'cd -P -- "$1" && pwd -P', 'sh', info.home] },
+    answer: (r) => (r.exitCode === 0 && r.stdout.trim() ? r.stdout.replace(/\n$/, '') : info.home),
+  });
+  const root = req.adapter.configRoot(info.loginEnv, info.home);
+  const space = batch.ask({ program: freeSpaceProgram(root, req.adapter.herdrKind), answer: (r) => ({ ...spaceAndProgramOf(r, root, req.adapter.herdrKind), root }) });
+  const discovery = req.searching && req.repo ? discoveryLook(batch, host, info, req.repo.remotes, req.repo.branch, req.remembered) : null;
+  const likely = req.remembered[0];
+  const guess = likely && req.repo ? { repo: likely, read: batch.ask({ program: placementReadProgram(likely, req.likelyBranch), answer: (r) => placementReadsOf(host, likely, req.likelyBranch, r) }) } : null;
+  batch.send(host, { timeoutMs: req.timeoutMs });
+  const ctx = homeReal.then((real) => ({ home: info.home, homeReal: real, env: info.loginEnv, tmpdir: info.tmpdir }));
+  return { probe, integrations, ctx, space, discovery, guess };
+}
+
+/**
+ * Without a remembered checkout, the look read the target's cache: the checkout it names first
+ * is the likely answer, and what placing there reads is asked now (beside the cache's check).
+ */
+export async function guessFromCache(side: Side, look: TargetLook, remotes: RemoteOfRepo[], likelyBranch: string | null): Promise<{ repo: string; read: Promise<PlacementReads> } | null> {
+  if (look.guess || !look.discovery) return look.guess;
+  const [first] = await likelyCheckouts(look.discovery, remotes);
+  if (!first) return null;
+  const read = readPlacementState(side.host, first, likelyBranch);
+  read.catch(() => undefined);
+  return { repo: first, read };
+}
