@@ -3,7 +3,7 @@
 // passphrase); if auth fails and such a key was skipped, the error says to `ssh-add` it.
 import fs from 'node:fs';
 // ssh2 is CommonJS: Node's ESM loader cannot see its named exports, so take them off the default.
-import ssh2, { type AnyAuthMethod, type IdentityCallback, type ParsedKey } from 'ssh2';
+import ssh2, { type AnyAuthMethod, type BaseAgent, type IdentityCallback, type ParsedKey } from 'ssh2';
 
 const { OpenSSHAgent, utils } = ssh2;
 
@@ -53,6 +53,8 @@ export interface AuthPlan {
   /** Identity files that exist but could not be parsed (unsupported format). */
   unreadable: string[];
   agent: string | undefined;
+  /** The agent client auth uses (it also signs without the PK_OK query, ssh-pipeline.ts). */
+  agentClient: BaseAgent | undefined;
 }
 
 function isSocket(p: string): boolean {
@@ -73,12 +75,13 @@ export interface AuthInputs {
 }
 
 export function planAuth(input: AuthInputs): AuthPlan {
-  const plan: AuthPlan = { methods: [], offered: [], encrypted: [], unreadable: [], agent: undefined };
+  const plan: AuthPlan = { methods: [], offered: [], encrypted: [], unreadable: [], agent: undefined, agentClient: undefined };
   if (input.agent && isSocket(input.agent)) {
     plan.agent = input.agent;
     const agent = input.identitiesOnly
       ? new MatchingAgent(input.agent, new Set(input.identityFiles.map(publicBlob).filter((b): b is string => b !== undefined)))
-      : input.agent;
+      : new OpenSSHAgent(input.agent);
+    plan.agentClient = agent;
     plan.methods.push({ type: 'agent', username: input.username, agent });
     plan.offered.push(`ssh-agent keys (${input.agent})`);
   }

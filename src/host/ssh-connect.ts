@@ -8,6 +8,7 @@ import ssh2, { type AnyAuthMethod, type ClientChannel } from 'ssh2';
 import { HostError } from '../errors.js';
 import { knownHostsName, pinnedHostKeyAlgorithms, readKnownHostsFiles, verifyHostKey } from './known-hosts.js';
 import { planAuth } from './ssh-auth.js';
+import { authBehindServiceRequest, signWithoutQuery } from './ssh-fast-auth.js';
 import { authError, hopLabel, hostKeyError, socketError, type SshError } from './ssh-errors.js';
 import { resolveSshTarget, type ResolvedTarget, type ResolveOptions } from './ssh-target.js';
 
@@ -25,6 +26,8 @@ export interface HandshakeOptions {
   agent?: string | null;
   keepaliveIntervalMs?: number;
   keepaliveCountMax?: number;
+  /** ssh2's protocol trace, one line per call (troubleshooting; tests check the message order). */
+  debug?: (line: string) => void;
 }
 
 /** Resolve a target and the ProxyJump hops before it, first hop first (as OpenSSH chains them). */
@@ -136,8 +139,12 @@ export function handshake(hop: ResolvedTarget, sock: Duplex, opts: HandshakeOpti
       },
       ...(pinned ? { algorithms: { serverHostKey: pinned as never } } : {}),
       readyTimeout: readyTimeoutMs,
+      ...(opts.debug ? { debug: opts.debug } : {}),
       keepaliveInterval: opts.keepaliveIntervalMs ?? hop.serverAliveIntervalMs ?? DEFAULT_KEEPALIVE_MS,
       keepaliveCountMax: opts.keepaliveCountMax ?? hop.serverAliveCountMax ?? DEFAULT_KEEPALIVE_COUNT,
     });
+    // Auth in the service request's flight, one round trip per key instead of two.
+    signWithoutQuery(client, plan.agentClient);
+    authBehindServiceRequest(client);
   });
 }
