@@ -3,7 +3,8 @@
 import os from 'node:os';
 import { z } from 'zod';
 import { HandoffError } from '../errors.js';
-import { execute, HandoffFailed, type ExecuteResult } from '../handoff/execute.js';
+import { execute, type ExecuteResult } from '../handoff/execute.js';
+import { HandoffFailed } from '../handoff/rollback.js';
 import { Journal, newHandoffId, stateDir } from '../handoff/journal.js';
 import { acquireLock, heldFor, inProgress, localLiveness, lockHolder, paneLockKey, sessionLockKey, type HeldLock, type LockOwner } from '../handoff/lock.js';
 import { findAgent, sessionIdOf } from '../handoff/find-agent.js';

@@ -6,7 +6,7 @@
 import { HandoffError } from '../errors.js';
 import { HerdrError } from '../herdr/client.js';
 import { place, undoPlacement, type PlacementReads, type PlacementRecord } from '../git/place.js';
-import { headAndWorkingTree, sameWork, snapshotAgain, type Snapshot } from '../git/snapshot.js';
+import { sameWork, snapshotAgain, type Snapshot } from '../git/snapshot.js';
 import { prepareStash, stashSourceChanges, type StashResult } from '../git/stash.js';
 import { presentObjects, transfer, type TransferResult } from '../git/transfer.js';
 import type { Progress } from '../progress.js';
@@ -14,17 +14,17 @@ import os from 'node:os';
 import { copySessionUnit } from './session-copy.js';
 import { placementIntent, sessionIntent } from './intents.js';
 import { hostStateDir, markerPath, writeMarker } from './marker.js';
-import { destinationUnder, discardBackups, lookAtDestinations, remotePrefixHash, undoCopy, type CopyRecord, type DestinationLook } from '../transcript/copy.js';
+import { destinationUnder, discardBackups, lookAtDestinations, undoCopy, type DestinationLook } from '../transcript/copy.js';
 import { ledgerDir, recordLeft } from '../transcript/left-ledger.js';
 import { arrivalsDir, recordArrivals } from '../transcript/arrivals.js';
 import { handleOf, recordStarted, startedDir } from './started-agents.js';
-import type { Host } from '../host/host.js';
 import type { Journal } from './journal.js';
 import { cwdIn, type Plan } from './plan.js';
 import { paneAtShell, quitAgent, type QuitResult } from './quit.js';
-import { armTimedKill, failInjected } from './test-hooks.js';
+import { StepRunner } from './steps.js';
+import { checkTargetFiles, verify } from './verify.js';
 import { HandoffRecord } from './records.js';
-import { rollback, type RollbackReport } from './rollback.js';
+import { HandoffFailed, rollback, type RollbackReport } from './rollback.js';
 import type { Sides } from './sides.js';
 import type { HookTrustOutcome } from '../../adapters/hook-trust.js';
 import { startAgent, uniqueAgentName, type StartResult } from './start.js';
@@ -56,76 +56,14 @@ interface Moved {
   placement: PlacementRecord;
 }
 
-/** Thrown when a step fails after the agent was quit: carries what rollback did. */
-export class HandoffFailed extends HandoffError {
-  constructor(
-    cause: HandoffError,
-    readonly failedStep: string,
-    readonly rollbackReport: RollbackReport,
-  ) {
-    super(cause.code, cause.message, {
-      ...(cause.fix ? { fix: cause.fix } : {}),
-      details: {
-        ...cause.details,
-        failed_step: failedStep,
-        undone: rollbackReport.undone,
-        undo_errors: rollbackReport.errors,
-        source_restart: rollbackReport.restart,
-      },
-      cause,
-    });
-    this.name = 'HandoffFailed';
-  }
-}
-
-/** Test hook: die at a named step boundary, as a closed laptop lid would (issue: kill injection). */
-function killPoint(step: string, when: 'before' | 'after'): void {
-  if (process.env.AGENT_HANDOFF_TEST_KILL_AT === `${when}:${step}`) process.kill(process.pid, 'SIGKILL');
-}
-
-/**
- * Test hook: sleep at the start of a step (after its `begin` is journaled), so a test can cut the
- * network or start a second controller exactly there. AGENT_HANDOFF_TEST_PAUSE_AT=<step>,
- * AGENT_HANDOFF_TEST_PAUSE_MS (default 3000).
- */
-async function pausePoint(step: string): Promise<void> {
-  if (process.env.AGENT_HANDOFF_TEST_PAUSE_AT !== step) return;
-  const ms = Number(process.env.AGENT_HANDOFF_TEST_PAUSE_MS ?? '3000');
-  await new Promise((r) => setTimeout(r, Number.isFinite(ms) ? ms : 3000));
-}
-
 export async function execute(plan: Plan, sides: Sides, journal: Journal, progress: Progress, signal: AbortSignal): Promise<ExecuteResult> {
   const records: HandoffRecord[] = [];
   const record = (rec: HandoffRecord) => {
     records.push(HandoffRecord.parse(rec));
     journal.record(rec.kind, rec as Record<string, unknown>);
   };
-  let current = 'quit';
-  // Steps run side by side (the transfer and place beside the quit, the session copy beside the
-  // snapshot): the first one to fail is the one reported, and no further step begins after it.
-  const failed: { first: { step: string; err: unknown } | null } = { first: null };
-  const step = async <T>(name: string, label: string, fn: () => Promise<T>): Promise<T> => {
-    if (failed.first) throw failed.first.err;
-    if (signal.aborted) throw new HandoffError('interrupted', `The handoff was interrupted (${String(signal.reason ?? 'signal')}) before ${name}.`, { fix: 'Run it again when ready.' });
-    current = name;
-    killPoint(name, 'before');
-    armTimedKill(name);
-    journal.begin(name);
-    await pausePoint(name);
-    let out: T;
-    try {
-      out = await progress.step(label, async () => {
-        failInjected(name);
-        return fn();
-      });
-    } catch (err) {
-      failed.first ??= { step: name, err };
-      throw err;
-    }
-    journal.done(name);
-    killPoint(name, 'after');
-    return out;
-  };
+  const steps = new StepRunner(journal, progress, signal);
+  const step = steps.run.bind(steps);
   const { source, target } = sides;
   const { adapter, agent, opts } = plan;
   record({ kind: 'controller', host: os.hostname(), pid: process.pid });
@@ -407,79 +345,12 @@ export async function execute(plan: Plan, sides: Sides, journal: Journal, progre
     };
   } catch (thrown) {
     // Side by side steps: the first failure is the one to report.
-    const err = failed.first?.err ?? thrown;
-    if (failed.first) current = failed.first.step;
+    const err = steps.firstFailure?.err ?? thrown;
+    const current = steps.firstFailure?.step ?? steps.current;
     const cause = err instanceof HandoffError ? err : new HandoffError('internal', err instanceof Error ? err.message : String(err));
     journal.failed(current, { code: cause.code, error: cause.message });
     throw new HandoffFailed(cause, current, await undoAll(true));
   }
-}
-
-/**
- * The target holds exactly what left the source: HEAD, the files, the session files (as written,
- * with no source path left in the rewritten ones). Returns the checks that held.
- */
-async function checkTargetFiles(plan: Plan, sides: Sides, snap: Snapshot, worktree: string, session: CopyRecord): Promise<string[]> {
-  const { target } = sides;
-  // Independent: asked all at once (one round trip each, side by side).
-  const [tgt, copy, leftovers] = await Promise.all([
-    headAndWorkingTree(target.host, worktree),
-    sessionInPlace(target.host, session),
-    // No source path may be left in the rewritten files (verbatim ones hold user content).
-    sourcePathsLeft(target.host, session, plan.snapshot.repoRoot, worktree),
-  ]);
-  const checks: string[] = [];
-  if (tgt.head !== snap.head) throw new HandoffError('verify_failed', `HEAD of ${worktree} on ${target.host.label} is ${tgt.head.slice(0, 12)}, not the source's ${snap.head.slice(0, 12)}.`);
-  checks.push('target HEAD equals the source HEAD');
-  if (tgt.tree !== snap.tree) throw new HandoffError('verify_failed', `The files in ${worktree} on ${target.host.label} differ from the snapshot that left the source.`, { fix: 'Nothing was lost at the source; look at the target worktree.' });
-  checks.push('target files equal the snapshot');
-  if (copy.length > 0) throw new HandoffError('verify_failed', `Session files on ${target.host.label} do not start with what was written: ${copy.join(', ')}.`);
-  if (leftovers.length > 0) throw new HandoffError('verify_failed', `Session files on ${target.host.label} still name the source repository ${plan.snapshot.repoRoot}: ${leftovers.join(', ')}.`);
-  checks.push(`${session.files.length} session files in place, hashes match, no source path left`);
-  return checks;
-}
-
-/**
- * Before ok: the files checked (see checkTargetFiles), and the agent lives on the target. The
- * start's last act was to find it in herdr's list after its screens were answered (startAgent):
- * asking herdr again moments later would tell nothing new.
- */
-async function verify(plan: Plan, sides: Sides, started: StartResult, filesChecked: Promise<string[]>): Promise<string[]> {
-  const checks = await filesChecked;
-  if (started.agent?.pane_id !== started.pane) throw new HandoffError('start_failed', `The ${plan.kind} agent was not seen running on ${sides.target.host.label} after its start.`);
-  return [...checks, 'agent alive in herdr after its start'];
-}
-
-/**
- * Files whose first `size` bytes are not what we wrote. The resumed agent appends to its session
- * at once (claude writes mode records on start), so the written bytes must be a prefix, not all;
- * and some rewrite a file as they resume (grok's prompt_context.json and summary.json): a file
- * that no longer starts with our bytes but carries a newer mtime than the one we gave it was
- * written by the agent since, which is no failure of the copy.
- */
-async function sessionInPlace(host: Host, session: CopyRecord): Promise<string[]> {
-  const ok = await Promise.all(
-    session.files.map(async (f) => {
-      if ((await remotePrefixHash(host, f.path, f.size).catch(() => null)) === f.sha256) return true;
-      const now = await host.stat(f.path).catch(() => null);
-      // SFTP sets times in whole seconds: ours is the source's mtime to the second.
-      return now?.type === 'file' && f.source !== undefined && now.mtimeMs - f.source.mtimeMs >= 1000;
-    }),
-  );
-  return session.files.filter((_, i) => !ok[i]).map((f) => f.path);
-}
-
-/**
- * Rewritten session files that still contain the source repo root followed by a path boundary
- * (`/`, `"` or end of line). One `grep` on the target; none when source and target paths are equal.
- */
-async function sourcePathsLeft(host: Host, session: CopyRecord, sourceRoot: string, targetRoot: string): Promise<string[]> {
-  if (sourceRoot === targetRoot || targetRoot.startsWith(`${sourceRoot}/`)) return [];
-  const files = session.files.filter((f) => !f.verbatim).map((f) => f.path);
-  if (files.length === 0) return [];
-  const patterns = [`${sourceRoot}/`, `${sourceRoot}"`, `${sourceRoot}\\`].join('\n');
-  const r = await host.run(['grep', '-l', '-F', '-e', patterns, '--', ...files]);
-  return r.exitCode === 0 ? r.stdout.split('\n').filter(Boolean) : [];
 }
 
 /** Waits for every promise to settle, or for `ms`, whichever comes first (the timer never holds the process). */

@@ -1,6 +1,7 @@
 // Undo what a handoff changed on the target (newest first) and restart the agent at the source.
 // Used by a failing `send` and by `recover --rollback`. Each undo is attempted even when an
 // earlier one failed; failures are reported, never hidden.
+import { HandoffError } from '../errors.js';
 import { HerdrError, type HerdrClient } from '../herdr/client.js';
 import type { Host } from '../host/host.js';
 import { cleanupRefs } from '../git/transfer.js';
@@ -156,4 +157,26 @@ export async function rollback(sides: RollbackSides, records: HandoffRecord[], o
   const quit = records.find((r): r is Extract<HandoffRecord, { kind: 'quit' }> => r.kind === 'quit');
   if (quit && opts.restart) report.restart = await restartAtSource(sides.source.herdr, quit, quit.agentKind);
   return report;
+}
+
+/** Thrown when a step fails after the agent was quit: carries what rollback did. */
+export class HandoffFailed extends HandoffError {
+  constructor(
+    cause: HandoffError,
+    readonly failedStep: string,
+    readonly rollbackReport: RollbackReport,
+  ) {
+    super(cause.code, cause.message, {
+      ...(cause.fix ? { fix: cause.fix } : {}),
+      details: {
+        ...cause.details,
+        failed_step: failedStep,
+        undone: rollbackReport.undone,
+        undo_errors: rollbackReport.errors,
+        source_restart: rollbackReport.restart,
+      },
+      cause,
+    });
+    this.name = 'HandoffFailed';
+  }
 }

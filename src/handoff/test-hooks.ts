@@ -1,4 +1,4 @@
-// Test hooks for kill injection *inside* a step (the step-boundary hooks live in execute.ts), and
+// Test hooks for kill injection at a step's boundary and *inside* a step, a pause as a step begins, and
 // for an injected failure as a step begins. They read only AGENT_HANDOFF_TEST_KILL_AT and
 // AGENT_HANDOFF_TEST_FAIL_AT and do nothing unless those name them:
 //   inside:<point>       die at a named point inside a step (e.g. inside:quit:typed, see quit.ts);
@@ -41,4 +41,20 @@ export function failInjected(step: string): void {
   if (process.env.AGENT_HANDOFF_TEST_FAIL_AT === step) {
     throw new HandoffError('injected_failure', `Injected failure at ${step} (AGENT_HANDOFF_TEST_FAIL_AT).`, { fix: 'Unset AGENT_HANDOFF_TEST_FAIL_AT.' });
   }
+}
+
+/** Test hook: die at a named step boundary, as a closed laptop lid would (issue: kill injection). */
+export function killPoint(step: string, when: 'before' | 'after'): void {
+  if (process.env.AGENT_HANDOFF_TEST_KILL_AT === `${when}:${step}`) process.kill(process.pid, 'SIGKILL');
+}
+
+/**
+ * Test hook: sleep at the start of a step (after its `begin` is journaled), so a test can cut the
+ * network or start a second controller exactly there. AGENT_HANDOFF_TEST_PAUSE_AT=<step>,
+ * AGENT_HANDOFF_TEST_PAUSE_MS (default 3000).
+ */
+export async function pausePoint(step: string): Promise<void> {
+  if (process.env.AGENT_HANDOFF_TEST_PAUSE_AT !== step) return;
+  const ms = Number(process.env.AGENT_HANDOFF_TEST_PAUSE_MS ?? '3000');
+  await new Promise((r) => setTimeout(r, Number.isFinite(ms) ? ms : 3000));
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HandoffError } from '../../src/errors.js';
 import { failedOutcome } from '../../src/commands/send.js';
-import { HandoffFailed } from '../../src/handoff/execute.js';
+import { HandoffFailed } from '../../src/handoff/rollback.js';
 import { Journal, listJournals, newHandoffId } from '../../src/handoff/journal.js';
 import { LockOwner, localLiveness } from '../../src/handoff/lock.js';
 import { parseStartTicks, pidAlive, processStartId } from '../../src/handoff/process-age.js';
