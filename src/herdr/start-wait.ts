@@ -5,7 +5,9 @@
 import { HerdrError, type HerdrClient } from './client.js';
 import type { AgentInfo } from './schemas.js';
 
-const POLL_MS = 250;
+// herdr's readiness is a fixed time from the launch: each poll's wait is added to the agent's
+// time offline, so it is short (a poll is one request on herdr's socket).
+const POLL_MS = 100;
 /** herdr types the command at once; before this the shell owning the pane proves nothing. */
 const LOOK_AFTER_MS = 1_000;
 
