@@ -17,6 +17,7 @@ import { repoLayout, snapshotOf, type HeadLayout, type Snapshot } from '../git/s
 import { findAgent } from './find-agent.js';
 import type { SendOptions } from './options.js';
 import { refuseChangedSessionFiles } from './session-conflicts.js';
+import { destinationUnder } from '../transcript/copy.js';
 import type { LeftLook } from '../transcript/left-ledger.js';
 import type { Side, Sides } from './sides.js';
 import { agentStartedAt } from './process-age.js';
@@ -145,7 +146,7 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
 type HerdrChecked = (targetProbe: (target: Side) => Promise<HerdrProbe>) => Promise<readonly [HerdrProbe, HerdrProbe]>;
 
 async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe>, herdrChecked: HerdrChecked): Promise<Plan> {
-  const { opts, id, source, sameHost } = input;
+  const { opts, id, source } = input;
   // The source's work starts now; the target's as soon as it is connected (in the meantime the
   // source is looked at: the agent, its session, the repository and the snapshot).
   const target = input.sides.then((sides) => sides.target);
@@ -192,7 +193,15 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     return { cwd, layout, snapping, remotes: await repoRemotes(source.host, layout.repoRoot) };
   })();
   sourceRepo.catch(() => undefined);
-  const look = Promise.all([target, sourceRepo.catch(() => null)]).then(([t, repo]) => {
+  const integrationOf = (states: IntegrationState[]) => states.find((s) => s.target === adapter.integration) ?? null;
+  // Only when the session cannot be found: the source's integration explains why.
+  const sourceIntegration = async (): Promise<IntegrationState | null> => integrationOf(await source.herdr.integrationStatus().catch(() => [] as IntegrationState[]));
+  const sessionChain = (async () => {
+    const [{ proc, cwd, agentStarted }, sourceCtx] = await Promise.all([processChain, sourceCtxAsked]);
+    return { proc, cwd, ...(await findSession(source, adapter, agent, opts, sourceCtx, cwd, agentStarted, sourceIntegration)) };
+  })();
+  sessionChain.catch(() => undefined);
+  const look = Promise.all([target, sourceRepo.catch(() => null), sessionChain.catch(() => null)]).then(([t, repo, found]) => {
     const remotes = repo?.remotes ?? [];
     // The checkouts this machine found there last time are checked in the look; without them the
     // target's cache and config are read there instead.
@@ -204,20 +213,26 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
       searching,
       remembered: opts.here || opts.dir ? [] : remembered,
       likelyBranch,
+      // The session's files where it would land in each likely worktree (their ledger entries are read in the look).
+      sessionDests:
+        repo && found
+          ? async (ctx, worktrees) => {
+              const each = await Promise.all(
+                worktrees.map(async (w) => {
+                  const placed = adapter.placement(found.ref, { ...ctx, cwd: cwdIn(w, repo.layout.relativeCwd) });
+                  return (await adapter.unit(source.host, found.ref, placed)).map((e) => destinationUnder(placed.configRoot, e.dest));
+                }),
+              );
+              return [...new Set(each.flat())];
+            }
+          : null,
       timeoutMs: opts.timeoutS * 1000,
     });
   });
   look.catch(() => undefined);
+  const integrations = (): Promise<IntegrationState[]> => look.then((l) => l.integrations).catch(() => [] as IntegrationState[]);
   const contexts = Promise.all([sourceCtxAsked, look.then((l) => l.ctx)]);
   contexts.catch(() => undefined);
-  const integrations = (): Promise<IntegrationState[]> => look.then((l) => l.integrations).catch(() => [] as IntegrationState[]);
-  const integrationOf = (states: IntegrationState[]) => states.find((s) => s.target === adapter.integration) ?? null;
-  const sourceIntegration = async (): Promise<IntegrationState | null> => integrationOf(await (sameHost ? integrations() : source.herdr.integrationStatus().catch(() => [] as IntegrationState[])));
-  const sessionChain = (async () => {
-    const [{ proc, cwd, agentStarted }, sourceCtx] = await Promise.all([processChain, sourceCtxAsked]);
-    return { proc, cwd, ...(await findSession(source, adapter, agent, opts, sourceCtx, cwd, agentStarted, sourceIntegration)) };
-  })();
-  sessionChain.catch(() => undefined);
   const repoChain = (async () => {
     const { cwd, layout, snapping, remotes } = await sourceRepo;
     const [sides, looked] = await Promise.all([input.sides, look]);
@@ -269,7 +284,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   if (early.root === sessionPlacement.configRoot) requireSpace(targetSide, early.free, unit);
   else await checkDisk(targetSide, sessionPlacement.configRoot, unit);
   // A session file on the target changed since an earlier handoff left it: refused now, not after the quit.
-  const [[sourceHerdr, targetHerdr], targetLeft] = await Promise.all([herdrChecked(() => look.then((l) => l.probe)), opts.overwrite ? null : refuseChangedSessionFiles(targetSide, sessionPlacement.configRoot, unit)]);
+  const [[sourceHerdr, targetHerdr], targetLeft] = await Promise.all([herdrChecked(() => look.then((l) => l.probe)), opts.overwrite ? null : refuseChangedSessionFiles(targetSide, sessionPlacement.configRoot, unit, look.then((l) => l.left))]);
   // Asked in the look: a dry run or --self shows it; a send fills it in at the integration step.
   const targetIntegrationAsked = integrations().then(integrationOf);
   const targetIntegration = opts.dryRun || opts.self ? await targetIntegrationAsked : null;

@@ -10,9 +10,12 @@ import { hostStateDir } from './marker.js';
 import type { Side } from './sides.js';
 
 /** One program on the target (the ledger and the files' hashes); a stat more only to name a conflict. */
-export async function refuseChangedSessionFiles(target: Pick<Side, 'host' | 'info'>, configRoot: string, unit: readonly UnitEntry[]): Promise<LeftLook> {
+export async function refuseChangedSessionFiles(target: Pick<Side, 'host' | 'info'>, configRoot: string, unit: readonly UnitEntry[], looked: Promise<LeftLook | null> | null = null): Promise<LeftLook> {
   const dests = unit.map((e) => destinationUnder(configRoot, e.dest));
-  const look = await lookLeft(target.host, ledgerDir(hostStateDir(target.info)), dests);
+  const dir = ledgerDir(hostStateDir(target.info));
+  // The plan's look read the ledger for where the session most likely lands: enough when it covers every file.
+  const early = await looked?.catch(() => null);
+  const look = early && early.dir === dir && dests.every((d) => early.states.has(d)) ? early : await lookLeft(target.host, dir, dests);
   for (const [i, file] of dests.entries()) {
     const state = look.states.get(file)!;
     if (!state.left || state.sha256Now === null || state.sha256Now === state.left.sha256) continue;

@@ -9,6 +9,9 @@ import { placementReadProgram, placementReadsOf, readPlacementState, type Placem
 import type { HerdrProbe } from '../herdr/client.js';
 import type { IntegrationState } from '../herdr/integration.js';
 import { QuestionBatch } from '../host/run-side-by-side.js';
+import { branchSlug, worktreeHome } from '../git/worktrees.js';
+import { ledgerDir, leftStatesOf, readLeftArgv, type LeftLook } from '../transcript/left-ledger.js';
+import { hostStateDir } from './marker.js';
 import { freeSpaceProgram, spaceAndProgramOf, type SpaceAndProgram } from './disk.js';
 import type { Side } from './sides.js';
 
@@ -22,6 +25,11 @@ export interface TargetLookRequest {
   remembered: readonly string[];
   /** The branch whose placement the likely checkout is read for (null: a new branch will be named). */
   likelyBranch: string | null;
+  /**
+   * The session files' likely destinations (for the placements the work most likely gets): what
+   * the target's ledger says of them is read in the look, for the plan's refusal of changed files.
+   */
+  sessionDests: ((ctx: SideCtx, worktrees: string[]) => Promise<string[]>) | null;
   timeoutMs: number;
 }
 
@@ -34,6 +42,8 @@ export interface TargetLook {
   discovery: DiscoveryLook | null;
   /** What placing in the likely checkout reads (the first remembered one), asked in the look; null without one. */
   guess: { repo: string; read: Promise<PlacementReads> } | null;
+  /** What the target's ledger says of the session's likely destinations (null: not asked). */
+  left: Promise<LeftLook> | null;
 }
 
 /** Ask the target everything the plan needs of it, in one program (the answers settle apart). */
@@ -52,9 +62,19 @@ export async function lookAtTarget(side: Side, req: TargetLookRequest): Promise<
   const discovery = req.searching && req.repo ? discoveryLook(batch, host, info, req.repo.remotes, req.repo.branch, req.remembered) : null;
   const likely = req.remembered[0];
   const guess = likely && req.repo ? { repo: likely, read: batch.ask({ program: placementReadProgram(likely, req.likelyBranch), answer: (r) => placementReadsOf(host, likely, req.likelyBranch, r) }) } : null;
+  // The session lands in the likely checkout where its branch is checked out there, else in a
+  // new worktree beside it; its files' destinations there are what the ledger is asked about.
+  const ledger = ledgerDir(hostStateDir(info));
+  const dests = likely && req.sessionDests ? await req.sessionDests({ home: info.home, homeReal: info.home, env: info.loginEnv, tmpdir: info.tmpdir }, likelyWorktrees(likely, req.likelyBranch)).catch(() => []) : [];
+  const left = dests.length > 0 ? batch.ask({ program: { argv: readLeftArgv(ledger, dests) }, answer: (r) => ({ dir: ledger, states: new Map(leftStatesOf(host, ledger, dests, r).map((s, i) => [dests[i]!, s])) }) }) : null;
   batch.send(host, { timeoutMs: req.timeoutMs });
   const ctx = homeReal.then((real) => ({ home: info.home, homeReal: real, env: info.loginEnv, tmpdir: info.tmpdir }));
-  return { probe, integrations, ctx, space, discovery, guess };
+  return { probe, integrations, ctx, space, discovery, guess, left };
+}
+
+/** Where the work most likely lands in `checkout`: the checkout itself, or a new worktree of the branch beside it. */
+function likelyWorktrees(checkout: string, branch: string | null): string[] {
+  return branch === null ? [checkout] : [checkout, `${worktreeHome(checkout)}/${branchSlug(branch)}`];
 }
 
 /**
@@ -63,6 +83,7 @@ export async function lookAtTarget(side: Side, req: TargetLookRequest): Promise<
  */
 export async function guessFromCache(side: Side, look: TargetLook, remotes: RemoteOfRepo[], likelyBranch: string | null): Promise<{ repo: string; read: Promise<PlacementReads> } | null> {
   if (look.guess || !look.discovery) return look.guess;
+  // (The ledger is then read once the placement is known: see refuseChangedSessionFiles.)
   const [first] = await likelyCheckouts(look.discovery, remotes);
   if (!first) return null;
   const read = readPlacementState(side.host, first, likelyBranch);

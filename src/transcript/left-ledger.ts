@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { HandoffError } from '../errors.js';
-import type { Host } from '../host/host.js';
+import type { Host, RunResult } from '../host/host.js';
 
 export const LeftFile = z.object({
   path: z.string(),
@@ -96,7 +96,16 @@ export interface LeftState {
 /** For each file on `host`: what left it (if recorded) and its hash now. One program. */
 export async function readLeft(host: Host, dir: string, files: readonly string[]): Promise<LeftState[]> {
   if (files.length === 0) return [];
-  const r = await host.run(['/bin/sh', '-c', READ_LEFT_PROGRAM, 'sh', dir, ...files.flatMap((f) => [f, ledgerName(f)])]);
+  return leftStatesOf(host, dir, files, await host.run(readLeftArgv(dir, files)));
+}
+
+/** READ_LEFT_PROGRAM for these files (its answer goes to leftStatesOf). */
+export function readLeftArgv(dir: string, files: readonly string[]): string[] {
+  return ['/bin/sh', '-c', READ_LEFT_PROGRAM, 'sh', dir, ...files.flatMap((f) => [f, ledgerName(f)])];
+}
+
+/** READ_LEFT_PROGRAM's answer; throws when the host has no hash tool or the ledger cannot be read. */
+export function leftStatesOf(host: Host, dir: string, files: readonly string[], r: RunResult): LeftState[] {
   if (r.exitCode === MISSING_HASH_TOOL) {
     throw new HandoffError('missing_tool', `Neither sha256sum nor shasum is installed on ${host.label}.`, { fix: `Install coreutils (sha256sum) on ${host.label}.` });
   }

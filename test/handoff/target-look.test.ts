@@ -57,7 +57,7 @@ describe('lookAtTarget', () => {
     await host.info();
     const side: Side = { role: 'target', spec: 'local', host, herdr: new HerdrClient(host, { bin: herdrBin }), info: await host.info() };
     const remotes = await repoRemotes(pair.sourceHost, pair.source);
-    const look = await lookAtTarget(side, { adapter: adapterFor('pi'), repo: { remotes, branch: "feat/it's" }, searching: true, remembered: [hostile], likelyBranch: "feat/it's", timeoutMs: 30_000 });
+    const look = await lookAtTarget(side, { adapter: adapterFor('pi'), repo: { remotes, branch: "feat/it's" }, searching: true, remembered: [hostile], likelyBranch: "feat/it's", sessionDests: async (_ctx, worktrees) => worktrees.map((w) => `${w}/session.jsonl`), timeoutMs: 30_000 });
     const [probe, integrations, ctx, space, checkouts, read] = await Promise.all([look.probe, look.integrations, look.ctx, look.space, look.discovery!.remembered!.checkouts, look.guess!.read]);
     expect(host.runs).toHaveLength(1);
     expect(probe).toMatchObject({ path: herdrBin, server: 'running', version: { version: '0.8.2', ok: true } });
@@ -70,6 +70,10 @@ describe('lookAtTarget', () => {
     expect(read.worktrees[0]!.path).toBe(hostile);
     expect(read.likely).toEqual({ path: `${hostile}.worktrees/${branchSlug("feat/it's")}`, exists: false });
     expect(read.homeExists).toBe(false);
+    // The ledger was asked about the session's files in both likely worktrees (no entries: nothing hashed).
+    const left = await look.left!;
+    expect([...left.states.keys()]).toEqual([`${hostile}/session.jsonl`, `${read.likely!.path}/session.jsonl`]);
+    expect([...left.states.values()].every((st) => st.left === null && st.sha256Now === null)).toBe(true);
     expect(fs.existsSync(path.join(path.dirname(hostile), 'canary'))).toBe(false);
   });
 
@@ -81,8 +85,10 @@ describe('lookAtTarget', () => {
     // No herdr on the PATH: the probe says not installed; everything else still answers.
     const side: Side = { role: 'target', spec: 'local', host, herdr: new HerdrClient(host), info };
     const remotes = await repoRemotes(pair.sourceHost, pair.source);
-    const look = await lookAtTarget(side, { adapter: adapterFor('claude'), repo: { remotes, branch: 'main' }, searching: true, remembered: [], likelyBranch: 'main', timeoutMs: 30_000 });
+    const look = await lookAtTarget(side, { adapter: adapterFor('claude'), repo: { remotes, branch: 'main' }, searching: true, remembered: [], likelyBranch: 'main', sessionDests: async () => ['/nowhere/session.jsonl'], timeoutMs: 30_000 });
     expect(look.guess).toBeNull();
+    // Without a likely checkout the session's destinations are not known yet: the ledger is asked later.
+    expect(look.left).toBeNull();
     expect(look.discovery?.remembered).toBeNull();
     const [probe, space] = await Promise.all([look.probe, look.space]);
     await expect(look.integrations).rejects.toThrow();
