@@ -99,7 +99,11 @@ export interface BranchChoice {
 
 /** The work goes on a new branch: asked for, or the source's HEAD is detached. */
 export function wantsNewBranch(wish: Pick<PlacementWish, 'newBranch' | 'sourceBranch'>): boolean {
-  return (wish.newBranch !== undefined && wish.newBranch !== false) || wish.sourceBranch === null;
+  return asksNewBranch(wish) || wish.sourceBranch === null;
+}
+
+function asksNewBranch(wish: Pick<PlacementWish, 'newBranch'>): boolean {
+  return wish.newBranch !== undefined && wish.newBranch !== false;
 }
 
 /** The branch name the user gave (`--new-branch NAME`), which the target's git must accept. */
@@ -113,8 +117,8 @@ export function chooseBranch(wish: PlacementWish, facts: Pick<PlacementFacts, 'w
   if (!main) throw new HandoffError('git_failed', `git listed no worktree for ${wish.targetRepo} on ${wish.targetLabel}.`);
   const named = requestedBranchName(wish);
   let branch: string;
-  if (!wantsNewBranch(wish)) {
-    branch = wish.sourceBranch as string;
+  if (!asksNewBranch(wish) && wish.sourceBranch !== null) {
+    branch = wish.sourceBranch;
   } else if (named !== null) {
     if (!known(facts.newBranchNameValid, 'newBranchNameValid')) {
       throw new HandoffError('bad_branch_name', `${JSON.stringify(named)} is not a valid branch name.`, { fix: 'Choose another name for --new-branch.' });
@@ -161,7 +165,8 @@ export function decidePlacement(wish: PlacementWish, facts: PlacementFacts): Pla
 
 /** The branch's own worktree takes the work only when it is there, born, clean, and nothing untracked is in the way. */
 function refuseCheckedOut(where: string, main: Worktree, branch: string, branchTip: string | null, wt: Worktree, state: CheckedOutState | null): void {
-  if (wt.prunable || !known(state, 'checkedOut').exists) {
+  const seen = wt.prunable ? null : known(state, 'checkedOut');
+  if (seen === null || !seen.exists) {
     throw new HandoffError('target_worktree_missing', `Branch ${branch} is checked out in ${wt.path} on ${where}, but that folder is gone.`, {
       fix: `Run \`git worktree prune\` in ${main.path} on ${where}, then hand off again.`,
       details: { worktree: wt.path },
@@ -173,7 +178,7 @@ function refuseCheckedOut(where: string, main: Worktree, branch: string, branchT
       details: { worktree: wt.path },
     });
   }
-  const { dirty, inTheWay } = state as CheckedOutState;
+  const { dirty, inTheWay } = seen;
   if (dirty.length > 0) {
     throw new HandoffError('target_dirty', `Branch ${branch} is checked out in ${wt.path} on ${where}, which has uncommitted changes (${firstFew(dirty)}).`, {
       fix: `Commit or stash the changes in ${wt.path} on ${where}, or hand off with --new-branch.`,

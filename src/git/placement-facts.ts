@@ -58,7 +58,7 @@ export async function gatherPlacementFacts(wish: PlacementWish, from: FactSource
   if (checkedOut) {
     const tipIsAncestor = await ancestry;
     const asked = !checkedOut.prunable && tipIsAncestor !== false;
-    const state = asked ? await checkedOutState(target, wish.targetRepo, checkedOut.path, await addedBy(wish, branchTip, snapshotChanges, commits)) : null;
+    const state = asked ? await checkedOutState(target, checkedOut.path, await addedBy(wish, branchTip, snapshotChanges, commits)) : null;
     return { ...base, tipIsAncestor, checkedOut: state, occupiedPaths: [], worktreeHomeExists: read.homeExists };
   }
   const [tipIsAncestor, folders] = await Promise.all([ancestry, newWorktreeFolders(target, wish.targetRepo, main, branch, read)]);

@@ -36,7 +36,7 @@ const CHECKS_PER_PROGRAM = 500;
  * changes, and the untracked or ignored paths where `added` (the diff from its commit to the
  * final state) adds something. A very long `added` takes further programs.
  */
-export async function checkedOutState(target: Host, repo: string, worktree: string, added: readonly ChangedFile[]): Promise<CheckedOutState> {
+export async function checkedOutState(target: Host, worktree: string, added: readonly ChangedFile[]): Promise<CheckedOutState> {
   const checks = clashChecks(added);
   const clashPrograms = (from: number, to: number): SideProgram[] => {
     const out: SideProgram[] = [];
@@ -44,7 +44,7 @@ export async function checkedOutState(target: Host, repo: string, worktree: stri
     return out;
   };
   const [there, status, ...clashRuns] = await runSideBySide(target, [
-    { cwd: repo, argv: ['/bin/sh', '-c', PATHS_EXIST_SCRIPT, 'sh', worktree] },
+    { argv: ['/bin/sh', '-c', PATHS_EXIST_SCRIPT, 'sh', worktree] },
     { cwd: worktree, argv: ['git', ...GIT_BASE_CONFIG, 'status', '--porcelain=v1', '-z', '--untracked-files=no'], env: GIT_BASE_ENV },
     ...clashPrograms(0, Math.min(checks.length, CHECKS_PER_PROGRAM)),
   ]);
