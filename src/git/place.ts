@@ -1,51 +1,26 @@
 // Place: on the target, put the source's branch where the agent will work, and its uncommitted
-// work on top — without ever losing something that was already there.
+// work on top — without ever losing something that was already there — and undo that exactly.
 //
-// Where the branch lands:
-//   - checked out in some worktree → that worktree, fast-forwarded (refused if it has uncommitted
-//     changes, or commits the source lacks);
-//   - otherwise → the branch ref is fast-forwarded or created, and a worktree is added beside the
-//     main checkout at `<main>.worktrees/<slug>`.
-// The snapshot is then applied with a temporary index (`read-tree -m -u head wip`): files change,
-// new files appear untracked, deletions happen, the target's real index is not touched.
-//
-// The read-only check (`checkPlacement`, run by the plan before the agent is quit, and again by
-// `place` before its first change): every placement that is not refused puts the worktree at
-// exactly the source's HEAD — a clean checkout of it, or a fast-forward of a clean one — and the
-// snapshot is a child of that HEAD. Applying a child onto a clean checkout of its own parent can
-// only fail because of files git does not track there: untracked or ignored files (or folders,
-// or case-insensitive twins) sitting where the fast-forward or the snapshot adds a path. So the
-// check needs no objects on the target and writes nothing: the source lists the paths added
-// between the worktree's commit and the snapshot (the source has that commit, or the branches
-// diverged and we refuse anyway), and one POSIX `sh` loop on the target tests those paths.
+// Where the branch lands is decided from the facts (placement-facts.ts asks them,
+// placement-decide.ts decides, changing nothing anywhere): its checked-out worktree,
+// fast-forwarded, or a new worktree beside the main checkout. The snapshot is then applied with
+// a temporary index (`read-tree -m -u head wip`): files change, new files appear untracked,
+// deletions happen, the target's real index is not touched.
 import { z } from 'zod';
 import { HandoffError } from '../errors.js';
 import type { Host, RunResult } from '../host/host.js';
 import { runInOrder } from '../host/run-in-order.js';
 import { randomBytes } from 'node:crypto';
-import { branchRef, GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, isAncestor, line, splitNul, ZERO_OID } from './git.js';
-import { changedBetween, type ChangedFile } from './snapshot.js';
-import { cleanupRefs, presentObjects } from './transfer.js';
-import { handoffBranchName } from './branch-name.js';
-import { branchSlug, branchTaken, firstFree, isInside, parseWorktreeList, worktreeHome, type Worktree } from './worktrees.js';
+import { branchRef, GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, line, ZERO_OID } from './git.js';
+import { decidePlacement, type PlacementPlan, type PlacementWish } from './placement-decide.js';
+import { commitsOn, gatherPlacementFacts, type CommitOracle } from './placement-facts.js';
+import type { PlacementReads } from './placement-read.js';
+import type { ChangedFile } from './snapshot.js';
+import { cleanupRefs } from './transfer.js';
+import { worktreeHome } from './worktrees.js';
 
-export interface PlacementRequest {
+export interface PlacementRequest extends Omit<PlacementWish, 'targetLabel'> {
   target: Host;
-  /** Any checkout of the repository on the target (the discovered one). */
-  targetRepo: string;
-  id: string;
-  /** The source's HEAD commit and snapshot commit (null: nothing uncommitted). */
-  head: string;
-  wip: string | null;
-  /** The source's branch, or null for a detached HEAD. */
-  sourceBranch: string | null;
-  /**
-   * true → a new branch `handoff/<first 8 of the session id>` (see branch-name.ts); a string →
-   * a new branch of that name; suffixed -2, -3… if taken.
-   */
-  newBranch?: boolean | string;
-  /** The session that moves: names a new branch (the handoff id does when it is not given). */
-  sessionId?: string;
   /** `place` only: awaited after its read-only check and before its first change (e.g. a journal write), with what it will do. */
   beforeChanges?: (plan: PlacementPlan) => Promise<void>;
   /** The target's worktrees and branches read ahead (see readPlacementState), instead of asking now. */
@@ -56,278 +31,32 @@ export interface PlacementRequest {
   changedFiles?: ChangedFile[];
 }
 
-/** What deciding a placement reads of the target. */
-export interface PlacementReads {
-  worktrees: Worktree[];
-  refs: BranchRefs;
-  /** Where a new worktree of the branch would most likely go, and whether something is there (null: not asked). */
-  likely: { path: string; exists: boolean } | null;
-  /** Whether `<repo>.worktrees` exists. */
-  homeExists: boolean;
-}
-
-type BranchRefs = ReturnType<typeof branchRefs>;
-
-// $1 the likely new worktree's path ('' for none), $2 the worktree home, then git's base options
-// (run in the repository): a line each saying whether the two exist (1 or 0), then the worktrees,
-// a NUL, then every ref with its commit.
-export const PLACEMENT_READ_PROGRAM = [
-  'l=$1; h=$2; shift 2',
-  'if [ -n "$l" ] && { [ -e "$l" ] || [ -L "$l" ]; }; then echo 1; else echo 0; fi',
-  'if [ -e "$h" ] || [ -L "$h" ]; then echo 1; else echo 0; fi',
-  'git "$@" worktree list --porcelain || exit',
-  'printf "\\0"',
-  'exec git "$@" for-each-ref "--format=%(objectname) %(refname)"',
-].join('\n');
-
-/** The program that reads what deciding a placement needs (see placementReadsOf for its answer). */
-export function placementReadProgram(targetRepo: string, likelyBranch: string | null): { argv: string[]; cwd: string; env: Record<string, string> } {
-  const likely = likelyBranch !== null ? firstWorktreePath(targetRepo, likelyBranch) : '';
-  return { argv: ['/bin/sh', '-c', PLACEMENT_READ_PROGRAM, 'sh', likely, worktreeHome(targetRepo), ...GIT_BASE_CONFIG], cwd: targetRepo, env: GIT_BASE_ENV };
-}
-
-/** PLACEMENT_READ_PROGRAM's answer; throws git_failed as git's own failure would. */
-export function placementReadsOf(target: Host, targetRepo: string, likelyBranch: string | null, r: RunResult): PlacementReads {
-  const lines = r.stdout.split('\n', 2);
-  const rest = r.stdout.slice((lines[0]?.length ?? 0) + (lines[1]?.length ?? 0) + 2);
-  const nul = rest.indexOf('\0');
-  if (r.exitCode !== 0 || lines.length < 2 || nul < 0) throw gitFailed(target, targetRepo, nul < 0 ? ['worktree', 'list', '--porcelain'] : ['for-each-ref'], r);
-  return {
-    worktrees: parseWorktreeList(rest.slice(0, nul)),
-    refs: branchRefs(rest.slice(nul + 1)),
-    likely: likelyBranch !== null ? { path: firstWorktreePath(targetRepo, likelyBranch), exists: lines[0] === '1' } : null,
-    homeExists: lines[1] === '1',
-  };
-}
-
-/**
- * Read what deciding a placement needs of the target, in one program; read-only, so it can be
- * asked ahead (while the agent quits, or in the plan's look). `likelyBranch`: the branch whose new
- * worktree path to look at (null: a new branch will be named).
- */
-export async function readPlacementState(target: Host, targetRepo: string, likelyBranch: string | null): Promise<PlacementReads> {
-  const { argv, cwd, env } = placementReadProgram(targetRepo, likelyBranch);
-  return placementReadsOf(target, targetRepo, likelyBranch, await target.run(argv, { cwd, env }));
-}
-
-export interface PlacementPlan {
-  id: string;
-  /** Main checkout of the target repository. */
-  repo: string;
-  branch: string;
-  /** 'checked-out': the branch's existing worktree; 'new-worktree': a worktree added beside the repo. */
-  mode: 'checked-out' | 'new-worktree';
-  /** Folder the agent will work in. */
-  worktree: string;
-  /** The branch's commit on the target before placement; null when the branch is created. */
-  branchTip: string | null;
-  /** The branch moves from branchTip to head. */
-  fastForward: boolean;
-  head: string;
-  wip: string | null;
-  /** What the snapshot changes relative to head. */
-  changedFiles: ChangedFile[];
-  /** The target had refs/remotes/origin/<branch> when it was read (the branch may then track it). */
-  originHasBranch: boolean;
-  /** new-worktree: whether `<repo>.worktrees` was there when the target was read (else undo removes it when empty). */
-  worktreeHomeExists?: boolean;
-}
-
-/** The facts that need the commits: asked of the source before transfer, of the target after. */
-interface CommitOracle {
-  has(oid: string): Promise<boolean>;
-  isAncestor(a: string, b: string): Promise<boolean>;
-  changed(from: string, to: string): Promise<ChangedFile[]>;
-}
-
-function oracleOn(host: Host, repo: string): CommitOracle {
-  return {
-    has: async (oid) => (await presentObjects(host, repo, [oid])).length === 1,
-    isAncestor: (a, b) => isAncestor(host, repo, a, b),
-    changed: (from, to) => changedBetween(host, repo, from, to),
-  };
-}
-
 /**
  * Decide the placement and check it would succeed, changing nothing anywhere (no refs, no files,
  * no index). Throws `target_dirty`, `target_diverged`, `apply_conflict`… exactly as `place` would.
  */
 export async function checkPlacement(req: PlacementRequest & { source: Host; sourceRepo: string }): Promise<PlacementPlan> {
-  return planPlacement(req, oracleOn(req.source, req.sourceRepo));
+  return planPlacement(req, commitsOn(req.source, req.sourceRepo));
 }
 
 async function planPlacement(req: PlacementRequest, commits: CommitOracle): Promise<PlacementPlan> {
-  const { target, head, wip } = req;
-  const wantNew = req.newBranch !== undefined && req.newBranch !== false;
-  // The target's state (with where a new worktree of the source's branch would most likely go:
-  // newWorktreePath uses that answer when it picks that very path), unless read ahead.
-  const reads = req.read ?? readPlacementState(target, req.targetRepo, !wantNew ? req.sourceBranch : null);
-  const changes = !wip ? [] : (req.changedFiles ?? commits.changed(head, wip));
-  const [{ worktrees, refs, likely, homeExists }, snapshotChanges] = await Promise.all([reads, changes]);
-  const main = worktrees[0];
-  if (!main) throw new HandoffError('git_failed', `git listed no worktree for ${req.targetRepo} on ${target.label}.`);
-  let branch: string;
-  if (wantNew || req.sourceBranch === null) {
-    if (typeof req.newBranch === 'string' && req.newBranch) {
-      await checkBranchName(target, main.path, req.newBranch);
-      branch = firstFree(req.newBranch, (c) => branchTaken(c, refs.branches));
-    } else {
-      // Valid by construction: no check on the target needed.
-      branch = handoffBranchName(req.sessionId ?? '', req.id, refs.branches);
-    }
-  } else {
-    branch = req.sourceBranch;
-  }
-  const branchTip = refs.tips.get(branch) ?? null;
-  const checkedOut = worktrees.find((w) => w.branch === branch && !w.bare) ?? null;
-  const changedFiles = snapshotChanges;
-
-  // The branch may only move forward to head: anything else would drop the target's commits.
-  let fastForward = false;
-  if (branchTip !== null && branchTip !== head) {
-    if (!(await commits.has(branchTip)) || !(await commits.isAncestor(branchTip, head))) {
-      throw new HandoffError('target_diverged', `Branch ${branch} on ${target.label} has commits the source does not have (${branchTip.slice(0, 12)} is not an ancestor of ${head.slice(0, 12)}).`, {
-        fix: `Bring the branches together first (push from ${target.label} and pull at the source), or hand off with --new-branch.`,
-        details: { branch, targetCommit: branchTip, sourceCommit: head, worktree: checkedOut?.path ?? null },
-      });
-    }
-    fastForward = true;
-  }
-
-  const plan: PlacementPlan = { id: req.id, repo: main.path, branch, mode: 'new-worktree', worktree: '', branchTip, fastForward, head, wip, changedFiles, originHasBranch: refs.origin.has(branch) };
-  if (checkedOut) {
-    if (checkedOut.prunable || !(await target.stat(checkedOut.path))) {
-      throw new HandoffError('target_worktree_missing', `Branch ${branch} is checked out in ${checkedOut.path} on ${target.label}, but that folder is gone.`, {
-        fix: `Run \`git worktree prune\` in ${main.path} on ${target.label}, then hand off again.`,
-        details: { worktree: checkedOut.path },
-      });
-    }
-    if (branchTip === null) {
-      throw new HandoffError('target_unborn', `Branch ${branch} is checked out in ${checkedOut.path} on ${target.label} but has no commit yet.`, {
-        fix: `Check out another branch in ${checkedOut.path} on ${target.label}, or hand off with --new-branch.`,
-        details: { worktree: checkedOut.path },
-      });
-    }
-    const dirty = await dirtyFiles(target, checkedOut.path);
-    if (dirty.length > 0) {
-      throw new HandoffError('target_dirty', `Branch ${branch} is checked out in ${checkedOut.path} on ${target.label}, which has uncommitted changes (${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}).`, {
-        fix: `Commit or stash the changes in ${checkedOut.path} on ${target.label}, or hand off with --new-branch.`,
-        details: { worktree: checkedOut.path, files: dirty.slice(0, 50) },
-      });
-    }
-    const added = branchTip === (wip ?? head) ? [] : await commits.changed(branchTip, wip ?? head);
-    const clashes = await untrackedClashes(target, checkedOut.path, added);
-    if (clashes.length > 0) {
-      throw new HandoffError('apply_conflict', `The changes would overwrite files that git does not track in ${checkedOut.path} on ${target.label}: ${clashes.slice(0, 5).join(', ')}${clashes.length > 5 ? ', …' : ''}.`, {
-        fix: `Move those files away in ${checkedOut.path} on ${target.label}, or hand off with --new-branch.`,
-        details: { worktree: checkedOut.path, files: clashes.slice(0, 50) },
-      });
-    }
-    return { ...plan, mode: 'checked-out', worktree: checkedOut.path };
-  }
-  // The main checkout is the repository named (it is the first worktree git lists).
-  return { ...plan, worktree: await newWorktreePath(target, main, worktrees, branch, likely), worktreeHomeExists: main.path === req.targetRepo ? homeExists : (await target.stat(worktreeHome(main.path))) !== null };
-}
-
-async function checkBranchName(target: Host, repo: string, name: string): Promise<void> {
-  const r = await git(target, repo, ['check-ref-format', '--branch', name], { okCodes: [1, 128] });
-  if (r.exitCode !== 0) {
-    throw new HandoffError('bad_branch_name', `${JSON.stringify(name)} is not a valid branch name.`, { fix: 'Choose another name for --new-branch.' });
-  }
-}
-
-/**
- * From `for-each-ref` lines: local branches (name → commit), origin's branches (for upstreams),
- * and the commit of every ref (what the target has: a transfer sends only what they lack).
- */
-function branchRefs(out: string): { branches: Set<string>; tips: Map<string, string>; origin: Set<string>; all: string[] } {
-  const tips = new Map<string, string>();
-  const origin = new Set<string>();
-  const all = new Set<string>();
-  for (const l of out.split('\n')) {
-    const sp = l.indexOf(' ');
-    if (sp < 0) continue;
-    const oid = l.slice(0, sp);
-    const ref = l.slice(sp + 1);
-    if (/^[0-9a-f]{40,64}$/.test(oid)) all.add(oid);
-    if (ref.startsWith('refs/heads/')) tips.set(ref.slice('refs/heads/'.length), oid);
-    else if (ref.startsWith('refs/remotes/origin/')) origin.add(ref.slice('refs/remotes/origin/'.length));
-  }
-  return { branches: new Set(tips.keys()), tips, origin, all: [...all] };
-}
-
-/** Tracked files with staged or unstaged changes in a worktree (read-only: no optional locks). */
-async function dirtyFiles(target: Host, worktree: string): Promise<string[]> {
-  const records = splitNul((await git(target, worktree, ['status', '--porcelain=v1', '-z', '--untracked-files=no'])).stdout);
-  const named = records.filter((r) => r.length > 3 && r[2] === ' ').map((r) => r.slice(3));
-  // A rename's second record is its old name; any record at all means dirty.
-  return named.length > 0 || records.length === 0 ? named : records;
-}
-
-// Tests each argument `f:<path>` (a path the change adds: must not exist in any form) and
-// `d:<path>` (a folder the change needs: must be absent or a real folder); prints the clashes.
-const CLASH_SCRIPT = `for a do
-  p=./\${a#??}
-  case $a in
-    f:*) if [ -e "$p" ] || [ -h "$p" ]; then printf '%s\\0' "\${a#??}"; fi ;;
-    d:*) if [ -h "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }; then printf '%s\\0' "\${a#??}"; fi ;;
-  esac
-done`;
-
-/**
- * Paths the change would add that already exist, untracked or ignored, in a clean worktree.
- * `changes` is the diff from the worktree's commit to the final state.
- */
-export async function untrackedClashes(target: Host, worktree: string, changes: readonly ChangedFile[]): Promise<string[]> {
-  const deleted = new Set(changes.filter((c) => c.status === 'D').map((c) => c.path));
-  const deletedDirs = new Set<string>();
-  for (const d of deleted) for (const dir of parents(d)) deletedDirs.add(dir);
-  const checks: string[] = [];
-  const dirs = new Set<string>();
-  for (const c of changes) {
-    if (c.status !== 'A') continue;
-    // A tracked folder that becomes a file: the folder's files go first; read-tree guards the rest.
-    if (!deletedDirs.has(c.path)) checks.push(`f:${c.path}`);
-    for (const dir of parents(c.path)) if (!deleted.has(dir)) dirs.add(dir);
-  }
-  for (const d of dirs) checks.push(`d:${d}`);
-  const clashes: string[] = [];
-  // Chunks keep each command line far below ARG_MAX and the ssh channel-request limit.
-  for (let i = 0; i < checks.length; i += 500) {
-    const r = await target.run(['sh', '-c', CLASH_SCRIPT, 'sh', ...checks.slice(i, i + 500)], { cwd: worktree });
-    if (r.exitCode !== 0) throw new HandoffError('target_check_failed', `Could not check ${worktree} on ${target.label}: ${r.stderr.trim()}`);
-    clashes.push(...splitNul(r.stdout));
-  }
-  return clashes;
-}
-
-function parents(p: string): string[] {
-  const parts = p.split('/');
-  const out: string[] = [];
-  for (let i = 1; i < parts.length; i++) out.push(parts.slice(0, i).join('/'));
-  return out;
-}
-
-/** A new worktree's path before any -2, -3… suffix: `<main>.worktrees/<slug>`. */
-function firstWorktreePath(mainPath: string, branch: string): string {
-  return `${worktreeHome(mainPath)}/${branchSlug(branch)}`;
-}
-
-async function newWorktreePath(target: Host, main: Worktree, worktrees: readonly Worktree[], branch: string, asked: PlacementReads['likely']): Promise<string> {
-  const home = worktreeHome(main.path);
-  for (const w of worktrees) {
-    if (isInside(home, w.path)) {
-      throw new HandoffError('worktree_nested', `A new worktree at ${home} on ${target.label} would be inside the worktree ${w.path}.`, {
-        fix: 'Check out the branch somewhere on the target yourself, or hand off with --dir.',
-      });
-    }
-  }
-  const base = firstWorktreePath(main.path, branch);
-  for (let n = 1; ; n++) {
-    const candidate = n === 1 ? base : `${base}-${n}`;
-    if (worktrees.some((w) => w.path === candidate)) continue;
-    if (!(asked?.path === candidate ? asked.exists : (await target.stat(candidate)) !== null)) return candidate;
-  }
+  const wish: PlacementWish = {
+    id: req.id,
+    targetRepo: req.targetRepo,
+    targetLabel: req.target.label,
+    head: req.head,
+    wip: req.wip,
+    sourceBranch: req.sourceBranch,
+    ...(req.newBranch !== undefined ? { newBranch: req.newBranch } : {}),
+    ...(req.sessionId !== undefined ? { sessionId: req.sessionId } : {}),
+  };
+  const facts = await gatherPlacementFacts(wish, {
+    target: req.target,
+    commits,
+    ...(req.read ? { read: req.read } : {}),
+    ...(req.changedFiles ? { changedFiles: req.changedFiles } : {}),
+  });
+  return decidePlacement(wish, facts);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -378,7 +107,7 @@ export async function place(req: PlacementRequest): Promise<PlacementRecord> {
     refsGone.catch(() => undefined);
   };
   try {
-    const plan = await planPlacement(req, req.commitsOn ? oracleOn(req.commitsOn.host, req.commitsOn.repo) : oracleOn(target, req.targetRepo));
+    const plan = await planPlacement(req, req.commitsOn ? commitsOn(req.commitsOn.host, req.commitsOn.repo) : commitsOn(target, req.targetRepo));
     const record: PlacementRecord = {
       version: 1,
       id: req.id,

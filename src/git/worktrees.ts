@@ -79,6 +79,11 @@ export function worktreeHome(mainPath: string): string {
   return `${mainPath.replace(/\/+$/, '')}.worktrees`;
 }
 
+/** A new worktree's path before any -2, -3… suffix: `<main>.worktrees/<slug>`. */
+export function firstWorktreePath(mainPath: string, branch: string): string {
+  return `${worktreeHome(mainPath)}/${branchSlug(branch)}`;
+}
+
 /** True when `p` is `dir` or inside it. */
 export function isInside(p: string, dir: string): boolean {
   const rel = path.posix.relative(dir, p);

@@ -5,7 +5,8 @@
 // exactly.
 import { HandoffError } from '../errors.js';
 import { HerdrError } from '../herdr/client.js';
-import { place, undoPlacement, type PlacementReads, type PlacementRecord } from '../git/place.js';
+import { place, undoPlacement, type PlacementRecord } from '../git/place.js';
+import type { PlacementReads } from '../git/placement-read.js';
 import { sameWork, snapshotAgain, type Snapshot } from '../git/snapshot.js';
 import { prepareStash, stashSourceChanges, type StashResult } from '../git/stash.js';
 import { presentObjects, transfer, type TransferResult } from '../git/transfer.js';

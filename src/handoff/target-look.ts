@@ -5,7 +5,7 @@
 // the work in the likely checkout would read. Each answer is parsed by the module that asked it.
 import type { Adapter, SideCtx } from '../../adapters/adapter.js';
 import { discoveryLook, likelyCheckouts, type DiscoveryLook, type RemoteOfRepo } from '../git/discover.js';
-import { placementReadProgram, placementReadsOf, readPlacementState, type PlacementReads } from '../git/place.js';
+import { placementReadProgram, placementReadsOf, readPlacementState, type PlacementReads } from '../git/placement-read.js';
 import type { HerdrProbe } from '../herdr/client.js';
 import type { IntegrationState } from '../herdr/integration.js';
 import { QuestionBatch } from '../host/run-side-by-side.js';
