@@ -6,20 +6,15 @@
 // the script as positional parameters, never inside its text. Results are cached per remote in
 // ~/.config/agent-handoff/repos.json on the target; a cached entry is re-validated (same one-
 // command script, restricted to the cached folders) before it is trusted.
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { z } from 'zod';
-import { HandoffError, HostError } from '../errors.js';
+import { HandoffError } from '../errors.js';
 import type { Host, HostInfo, RunResult } from '../host/host.js';
-import type { Question, QuestionBatch } from '../host/run-side-by-side.js';
+import type { QuestionBatch } from '../host/run-side-by-side.js';
+import { cacheOf, CacheSchema, configDir, configDirOf, expandHome, jsonFileQuestion, readCache, saveCache, searchRoots, withEntry } from './checkout-cache.js';
 import { git, splitNul } from './git.js';
 import { isLocalRemote, normaliseRemote } from './remote-url.js';
 import { parseWorktreeList, type Worktree } from './worktrees.js';
 
-/** Where people keep checkouts, searched 4 levels deep (`~` itself: 2 levels). */
-export const DEFAULT_ROOTS = ['github.com', 'gitlab.com', 'src', 'code', 'dev', 'Developer', 'projects', 'repos', 'work', 'git', 'workspace'];
-const ROOT_DEPTH = 4;
-const HOME_DEPTH = 2;
 /** Folders never searched: dependency trees, build output, macOS media (hidden folders are skipped too). */
 export const SKIPPED_FOLDERS = ['node_modules', 'vendor', 'target', 'build', 'dist', 'Library', 'Applications', 'Pictures', 'Music', 'Movies', '__pycache__', 'venv', 'snap'];
 
@@ -245,74 +240,6 @@ export function rankCheckouts(list: readonly TargetCheckout[]): TargetCheckout[]
   return [...list].sort((a, b) => Number(b.branchWorktree !== null) - Number(a.branchWorktree !== null) || b.lastUsedMs - a.lastUsedMs || a.path.localeCompare(b.path));
 }
 
-// ---------------------------------------------------------------------------------------------
-// Roots and cache.
-
-const ConfigSchema = z.object({ roots: z.array(z.string()).optional() }).passthrough();
-const CacheSchema = z.object({
-  version: z.literal(1),
-  remotes: z.record(z.string(), z.object({ paths: z.array(z.string()), updatedAt: z.string() })),
-});
-type Cache = z.infer<typeof CacheSchema>;
-
-function expandHome(p: string, home: string): string {
-  if (p === '~') return home;
-  if (p.startsWith('~/')) return path.posix.join(home, p.slice(2));
-  return path.posix.isAbsolute(p) ? p : path.posix.join(home, p);
-}
-
-/** Where this tool keeps its files on a host: $XDG_CONFIG_HOME/agent-handoff, else ~/.config/agent-handoff. */
-export function configDirOf(info: HostInfo): string {
-  const xdg = info.loginEnv.XDG_CONFIG_HOME;
-  return path.posix.join(xdg && path.posix.isAbsolute(xdg) ? xdg : path.posix.join(info.home, '.config'), 'agent-handoff');
-}
-
-async function configDir(target: Host): Promise<string> {
-  return configDirOf(await target.info());
-}
-
-async function readJson(target: Host, file: string): Promise<unknown> {
-  try {
-    return JSON.parse((await target.readFile(file)).toString('utf8')) as unknown;
-  } catch (err) {
-    if (err instanceof HostError && err.code === 'not_found') return undefined;
-    if (err instanceof SyntaxError) return undefined;
-    throw err;
-  }
-}
-
-/** A JSON file's content as a question for a look (undefined: missing, unreadable or not JSON). */
-function jsonFileQuestion(file: string): Question<unknown> {
-  return {
-    program: { argv: ['cat', '--', file] },
-    answer: (r) => {
-      if (r.exitCode !== 0) return undefined;
-      try {
-        return JSON.parse(r.stdout) as unknown;
-      } catch {
-        return undefined;
-      }
-    },
-  };
-}
-
-/** Search roots as [maxdepth of .git, folder] pairs: explicit > AGENT_HANDOFF_ROOTS > config.json > defaults. */
-export async function searchRoots(target: Host, explicit?: readonly string[], looked?: DiscoveryLook): Promise<{ depth: number; root: string }[]> {
-  const info = await target.info();
-  let custom: readonly string[] | undefined = explicit;
-  if (!custom?.length) {
-    const env = info.loginEnv.AGENT_HANDOFF_ROOTS;
-    if (env) custom = env.split(':').filter(Boolean);
-  }
-  if (!custom?.length) {
-    const parsed = ConfigSchema.safeParse(await configOf(target, looked));
-    if (parsed.success && parsed.data.roots?.length) custom = parsed.data.roots;
-  }
-  // maxdepth counts the `.git` entry: a repository N folders down has its .git at N + 1.
-  if (custom?.length) return custom.map((r) => ({ depth: ROOT_DEPTH + 1, root: expandHome(r, info.home) }));
-  return [...DEFAULT_ROOTS.map((r) => ({ depth: ROOT_DEPTH + 1, root: path.posix.join(info.home, r) })), { depth: HOME_DEPTH + 1, root: info.home }];
-}
-
 /**
  * The listed folders that still hold a checkout with one of `keys`, described and ranked. They are
  * described while they are checked: one round trip instead of two.
@@ -394,42 +321,6 @@ async function fromRemembered(req: DiscoverRequest, primary: string, cacheFile: 
   return { checkout: best, checkouts, via: 'memory', cache: 'off', roots: [], saved };
 }
 
-/** config.json's content (undefined when missing), from the look when it read it. */
-async function configOf(target: Host, looked: DiscoveryLook | undefined): Promise<unknown> {
-  const got = looked?.config ? await looked.config.then((v) => ({ v }), () => null) : null;
-  return got ? got.v : readJson(target, path.posix.join(await configDir(target), 'config.json'));
-}
-
-/** The cache, from the look when it read it (a failed read is asked again, to say why). */
-async function cacheOf(target: Host, file: string, looked: DiscoveryLook | undefined): Promise<Cache> {
-  const got = looked?.cache ? await looked.cache.then((v) => ({ v }), () => null) : null;
-  if (!got) return readCache(target, file);
-  const parsed = CacheSchema.safeParse(got.v);
-  return parsed.success ? parsed.data : { version: 1, remotes: {} };
-}
-
-async function readCache(target: Host, file: string): Promise<Cache> {
-  const parsed = CacheSchema.safeParse(await readJson(target, file));
-  return parsed.success ? parsed.data : { version: 1, remotes: {} };
-}
-
-// The folder, a temporary file in it, then a rename over the cache: one program.
-const SAVE_SCRIPT = 'umask 077; mkdir -p -- "$1" && cat >"$2" && mv -f -- "$2" "$3" || { rm -f -- "$2"; exit 1; }';
-
-/**
- * Atomic (temporary file, then rename), in one round trip, and not awaited by the search: the
- * answer does not depend on it. Settles either way (a cache that cannot be written is only slower).
- */
-function saveCache(target: Host, file: string, cache: Cache): Promise<void> {
-  const tmp = `${file}.tmp-${randomBytes(6).toString('hex')}`;
-  return target
-    .run(['/bin/sh', '-c', SAVE_SCRIPT, 'sh', path.posix.dirname(file), tmp, file], { stdin: JSON.stringify(cache, null, 2) + '\n' })
-    .then(
-      () => undefined,
-      () => undefined,
-    );
-}
-
 /** Find the target checkout of the source repository. */
 export async function discoverCheckout(req: DiscoverRequest): Promise<DiscoverResult> {
   const { target } = req;
@@ -461,7 +352,7 @@ export async function discoverCheckout(req: DiscoverRequest): Promise<DiscoverRe
   const cacheFile = path.posix.join(await configDir(target), 'repos.json');
   const remembered = await fromRemembered(req, primary, cacheFile);
   if (remembered) return remembered;
-  const cache = await cacheOf(target, cacheFile, req.looked);
+  const cache = await cacheOf(target, cacheFile, req.looked?.cache ?? null);
   const cached = cache.remotes[primary]?.paths ?? [];
   let cacheState: DiscoverResult['cache'] = 'miss';
   if (cached.length > 0) {
@@ -475,7 +366,7 @@ export async function discoverCheckout(req: DiscoverRequest): Promise<DiscoverRe
     cacheState = 'stale';
   }
 
-  const roots = await searchRoots(target, req.roots, req.looked);
+  const roots = await searchRoots(target, req.roots, req.looked?.config ?? null);
   const found = await runScan(target, ['scan', ...roots.flatMap((r) => [String(r.depth), r.root])], timeoutMs);
   const unique = [...new Map(found.map((f) => [f.dir, f])).values()];
   const checkouts = await describe(target, await matching(target, unique, keys), req.branch);
@@ -491,9 +382,3 @@ export async function discoverCheckout(req: DiscoverRequest): Promise<DiscoverRe
   return { checkout: best, checkouts, via: 'scan', cache: cacheState, roots: roots.map((r) => r.root), saved };
 }
 
-function withEntry(cache: Cache, key: string, paths: string[]): Cache {
-  const remotes = { ...cache.remotes };
-  if (paths.length === 0) delete remotes[key];
-  else remotes[key] = { paths, updatedAt: new Date().toISOString() };
-  return { version: 1, remotes };
-}
