@@ -28,7 +28,8 @@ function frontmatter(text: string): { fields: Record<string, string>; body: stri
 
 /** snake_case keys the product writes into `details` of its errors (e.g. failed_step). */
 function detailKeys(): Set<string> {
-  const text = fs.readFileSync(path.join(ROOT, 'src', 'handoff', 'execute.ts'), 'utf8');
+  // HandoffFailed (rollback.ts) writes them, as execute's steps fail.
+  const text = ['execute.ts', 'rollback.ts'].map((f) => fs.readFileSync(path.join(ROOT, 'src', 'handoff', f), 'utf8')).join('\n');
   return new Set([...text.matchAll(/\b([a-z]+(?:_[a-z]+)+):/g)].map((m) => m[1]!));
 }
 
