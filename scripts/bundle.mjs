@@ -20,6 +20,27 @@ const zodEnglishOnly = {
   },
 };
 
+/**
+ * string-width (yargs' help layout: cliui, wrap-ansi) builds Unicode-property regular expressions
+ * and an Intl.Segmenter when it is loaded: about a third of the bundle's start-up, for a help text
+ * that a command run never renders. Its importers get a stand-in that loads it on first call.
+ */
+const lazyStringWidth = {
+  name: 'lazy-string-width',
+  setup(b) {
+    b.onResolve({ filter: /^string-width$/ }, async (args) => {
+      if (args.pluginData === 'real') return undefined;
+      const real = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: 'real' });
+      if (real.errors.length > 0) return { errors: real.errors };
+      return { path: real.path, namespace: 'lazy-string-width' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'lazy-string-width' }, (args) => ({
+      contents: `let real;\nexport default function stringWidth(text, options) {\n  real ??= require(${JSON.stringify(args.path)}).default;\n  return real(text, options);\n}\n`,
+      resolveDir: '/',
+    }));
+  },
+};
+
 await build({
   entryPoints: ['dist/src/cli.js'],
   outfile: 'dist/cli.cjs',
@@ -28,7 +49,7 @@ await build({
   format: 'cjs',
   target: 'node20',
   external: ['ssh2'],
-  plugins: [zodEnglishOnly],
+  plugins: [zodEnglishOnly, lazyStringWidth],
   // Less to read and parse at every start; names are kept (error names and stack traces stay readable).
   minifyWhitespace: true,
   minifySyntax: true,
