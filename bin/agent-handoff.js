@@ -7,6 +7,7 @@
 // the next run of that command, which then starts without compiling most of its code again. The
 // cache is keyed by the bundle's content and node's version (V8 itself only checks the length of
 // the source), and is only ever a speed-up: a cache that cannot be read, written or used is ignored.
+import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import Module, { createRequire } from 'node:module';
@@ -21,8 +22,11 @@ const cli = fs.existsSync(bundle) ? Promise.resolve(loadBundle(bundle, argv[0]))
 cli.then((m) => m.main(argv));
 
 function loadBundle(file, command) {
-  const source = fs.readFileSync(file, 'utf8');
-  const cacheFile = codeCacheFile(source, command);
+  // Read as bytes: hashing them is far cheaper than hashing the text, and an all-ASCII bundle
+  // (scripts/bundle.mjs keeps it so) becomes a one-byte string without a UTF-8 decode.
+  const bytes = fs.readFileSync(file);
+  const source = bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8');
+  const cacheFile = codeCacheFile(bytes, command);
   let cachedData;
   try {
     cachedData = cacheFile ? fs.readFileSync(cacheFile) : undefined;
@@ -39,10 +43,10 @@ function loadBundle(file, command) {
   return module.exports;
 }
 
-function codeCacheFile(source, command) {
+function codeCacheFile(bytes, command) {
   try {
     const base = process.env.XDG_CACHE_HOME && path.isAbsolute(process.env.XDG_CACHE_HOME) ? process.env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
-    const key = createHash('sha256').update(source).update(`\0${process.version}\0${process.arch}`).digest('hex').slice(0, 32);
+    const key = createHash('sha256').update(bytes).update(`\0${process.version}\0${process.arch}`).digest('hex').slice(0, 32);
     // One per command: each compiles its own part of the bundle.
     const name = /^[a-z][a-z-]{0,19}$/.test(command ?? '') ? command : 'other';
     return path.join(base, 'agent-handoff', `cli-${key}-${name}.v8`);

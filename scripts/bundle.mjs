@@ -3,6 +3,8 @@
 // dependencies, and every handoff starts with that wait. CommonJS rather than an ES module: node
 // compiles and evaluates the same code in about 85 ms instead of 145 ms here (no module linking).
 // ssh2 stays a package of its own: its optional native crypto is found relative to its own folder.
+import { isAscii } from 'node:buffer';
+import { readFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
 /**
@@ -58,3 +60,12 @@ await build({
   banner: { js: "const __ahImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
 });
+
+// The launcher reads an all-ASCII bundle straight into a one-byte string (no UTF-8 decode, half
+// the memory). esbuild escapes non-ASCII in strings but not in regular expression literals: write
+// those characters as \u escapes.
+const out = readFileSync('dist/cli.cjs');
+if (!isAscii(out)) {
+  const at = out.findIndex((b) => b > 0x7f);
+  console.warn(`dist/cli.cjs is not all ASCII (a regular expression with a non-ASCII character?): …${out.subarray(Math.max(0, at - 60), at + 20).toString()}…`);
+}
