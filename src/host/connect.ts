@@ -25,12 +25,25 @@ export async function connectHost(target: string, opts: ConnectOptions = {}): Pr
  * overlap that work); the next `connectHost` of the same target takes it over.
  */
 const early = new Map<string, Promise<Host>>();
+const dials: Promise<void>[] = [];
 
 export function connectEarly(target: string, opts: ConnectOptions = {}): void {
   if (target === 'local' || early.has(target)) return;
-  const p = SshHost.connect(target, opts);
-  p.catch(() => undefined); // whoever takes it over sees the error
+  let dialed!: () => void;
+  const dial = new Promise<void>((resolve) => (dialed = resolve));
+  const p = SshHost.connect(target, { ...opts, onDial: dialed });
+  p.catch(() => undefined).finally(dialed); // whoever takes it over sees the error
   early.set(target, p);
+  dials.push(dial);
+}
+
+/**
+ * Settles once every early connection has its TCP connect under way (or has failed before it):
+ * work that blocks the event loop, like loading the handoff's modules, waits for this, so the
+ * target's resolution is read and its TCP connect sent at once instead of after that work.
+ */
+export async function dialed(): Promise<void> {
+  await Promise.all(dials.splice(0));
 }
 
 /** Close early connections nobody took over (the command ended before it needed them). */

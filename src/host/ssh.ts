@@ -22,6 +22,7 @@ import { FIND_PROGRAM_FN } from './find-program.js';
 import { authMethodOf, forwardOut, handshake, resolveChain, tcpConnect, type HandshakeOptions, type Hop } from './ssh-connect.js';
 import { hopLabel, type SshError } from './ssh-errors.js';
 import type { ResolvedTarget, ResolveOptions } from './ssh-target.js';
+import { ssh2 } from './ssh2-lib.js';
 
 export { resolveChain } from './ssh-connect.js';
 
@@ -50,6 +51,8 @@ export interface SshHostOptions extends ResolveOptions, HandshakeOptions {
   keepaliveCountMax?: number;
   /** Concurrent channels on the connection (default 8). */
   maxChannels?: number;
+  /** Called when the TCP connect to the first hop has begun (the target is resolved). */
+  onDial?: () => void;
 }
 
 /** What the connection cost; read by tests and the benchmark. */
@@ -210,7 +213,14 @@ export class SshHost implements Host {
 
   /** Resolve `target` like OpenSSH, connect (through any ProxyJump hops), verify and authenticate. */
   static async connect(target: string, opts: SshHostOptions = {}): Promise<SshHost> {
-    const chain = await resolveChain(target, opts);
+    const resolving = resolveChain(target, opts);
+    // ssh2 loads while `ssh -G` resolves the target in its own process (the handshake needs it).
+    try {
+      ssh2();
+    } catch {
+      // the handshake reports it
+    }
+    const chain = await resolving;
     const last = chain[chain.length - 1]!;
     const timeoutMs = opts.connectTimeoutMs ?? last.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     const started = Date.now();
@@ -218,7 +228,9 @@ export class SshHost implements Host {
     let socket: net.Socket | undefined;
     let timedOut = false;
     const attempt = (async () => {
-      socket = await tcpConnect(chain[0]!);
+      const dialing = tcpConnect(chain[0]!);
+      opts.onDial?.();
+      socket = await dialing;
       let sock: Duplex = socket;
       for (let i = 0; i < chain.length; i++) {
         const hop = chain[i]!;
