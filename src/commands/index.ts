@@ -39,7 +39,7 @@ export const COMMANDS: Record<string, Command> = {
   doctor: async (args, ctx) => (await import('./doctor-command.js')).doctor(args, ctx),
   send: async (args, ctx) => {
     // Start the ssh handshakes now: their round trips overlap loading the handoff's modules, which
-    // waits until the TCP connects are sent (loading them first would hold up reading `ssh -G`).
+    // waits until the handshakes have begun (loading them first would hold up reading `ssh -G`).
     const { closeUnclaimed, connectEarly, dialed } = await import('../host/connect.js');
     const o = args.send as SendOptions;
     const timeouts = { connectTimeoutMs: o.timeoutS * 1000, commandTimeoutMs: o.timeoutS * 1000 };

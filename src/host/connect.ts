@@ -38,9 +38,10 @@ export function connectEarly(target: string, opts: ConnectOptions = {}): void {
 }
 
 /**
- * Settles once every early connection has its TCP connect under way (or has failed before it):
+ * Settles once every early connection has its ssh handshake under way (or has failed before):
  * work that blocks the event loop, like loading the handoff's modules, waits for this, so the
- * target's resolution is read and its TCP connect sent at once instead of after that work.
+ * answer of `ssh -G`, the TCP connect and the first handshake bytes are not held up behind it;
+ * that work then runs while the server answers.
  */
 export async function dialed(): Promise<void> {
   await Promise.all(dials.splice(0));

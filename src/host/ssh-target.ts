@@ -319,8 +319,28 @@ function runSshG(bin: string, spec: TargetSpec, configFile: string | undefined):
   });
 }
 
+/** Resolutions begun before the command line was parsed (see resolveEarly), by target. */
+const early = new Map<string, Promise<ResolvedTarget>>();
+
+/**
+ * Start resolving `target` with the default options now: `ssh -G` then runs in its own process
+ * while this one parses the command line and loads its modules. The next resolveSshTarget of the
+ * same target with default options takes the answer over; an unused one is simply dropped.
+ */
+export function resolveEarly(target: string): void {
+  if (early.has(target)) return;
+  const p = resolveSshTarget(target);
+  p.catch(() => undefined); // whoever takes it over sees the error
+  early.set(target, p);
+}
+
 /** Resolve what the user typed to connection parameters, like OpenSSH would. */
 export async function resolveSshTarget(target: string, opts: ResolveOptions = {}): Promise<ResolvedTarget> {
+  const started = early.get(target);
+  if (started && opts.configFile === undefined && opts.sshBinary === undefined && opts.home === undefined && opts.localUser === undefined) {
+    early.delete(target);
+    return started;
+  }
   const spec = parseTargetSpec(target);
   const env = { home: opts.home ?? os.homedir(), localUser: opts.localUser ?? os.userInfo().username };
   const bin = opts.sshBinary === undefined ? 'ssh' : opts.sshBinary;

@@ -51,7 +51,7 @@ export interface SshHostOptions extends ResolveOptions, HandshakeOptions {
   keepaliveCountMax?: number;
   /** Concurrent channels on the connection (default 8). */
   maxChannels?: number;
-  /** Called when the TCP connect to the first hop has begun (the target is resolved). */
+  /** Called when the ssh handshake with the first hop has begun (resolved, TCP connected, first bytes sent). */
   onDial?: () => void;
 }
 
@@ -213,14 +213,7 @@ export class SshHost implements Host {
 
   /** Resolve `target` like OpenSSH, connect (through any ProxyJump hops), verify and authenticate. */
   static async connect(target: string, opts: SshHostOptions = {}): Promise<SshHost> {
-    const resolving = resolveChain(target, opts);
-    // ssh2 loads while `ssh -G` resolves the target in its own process (the handshake needs it).
-    try {
-      ssh2();
-    } catch {
-      // the handshake reports it
-    }
-    const chain = await resolving;
+    const chain = await resolveChain(target, opts);
     const last = chain[chain.length - 1]!;
     const timeoutMs = opts.connectTimeoutMs ?? last.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     const started = Date.now();
@@ -229,13 +222,20 @@ export class SshHost implements Host {
     let timedOut = false;
     const attempt = (async () => {
       const dialing = tcpConnect(chain[0]!);
-      opts.onDial?.();
+      // ssh2 loads while the TCP handshake is under way (only the ssh handshake needs it).
+      try {
+        ssh2();
+      } catch {
+        // the handshake reports it
+      }
       socket = await dialing;
       let sock: Duplex = socket;
       for (let i = 0; i < chain.length; i++) {
         const hop = chain[i]!;
         if (timedOut) throw new Error('timed out');
-        const client = await handshake(hop, sock, opts, i === 0, timeoutMs + 1000);
+        const shaking = handshake(hop, sock, opts, i === 0, timeoutMs + 1000);
+        if (i === 0) opts.onDial?.();
+        const client = await shaking;
         hops.push({ client, resolved: hop });
         const next = chain[i + 1];
         if (next) sock = await forwardOut(client, next, hop);
