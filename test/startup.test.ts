@@ -1,8 +1,8 @@
 // The CLI's own start-up (issue #18): what a run builds before it answers, observed from inside the
 // built launcher and bundle by a preloaded recorder, not by the clock. `--version` and help load
 // neither zod (the result schemas, the handoff's modules) nor ssh2; `send` has its target's
-// `ssh -G` running before any of that loads, sends its TCP connect before the handoff's modules
-// load, and loads ssh2 while that connect is under way.
+// `ssh -G` running before any of that loads (for a plain target, before the bundle itself), sends
+// its TCP connect before the handoff's modules load, and loads ssh2 while that connect is under way.
 import { spawnSync } from 'node:child_process';
 import { isAscii } from 'node:buffer';
 import fs from 'node:fs';
@@ -46,6 +46,11 @@ net.Socket.prototype.connect = function (...args) {
   const o = Array.isArray(args[0]) ? args[0][0] : args[0];
   if (o && typeof o === 'object' && o.port) note('connect ' + o.port);
   return connect.apply(this, args);
+};
+const vm = require('node:vm');
+const Script = vm.Script;
+vm.Script = class extends Script {
+  constructor(...a) { note('bundle'); super(...a); }
 };
 const Segmenter = Intl.Segmenter;
 Intl.Segmenter = class extends Segmenter {
@@ -106,7 +111,7 @@ describe('start-up: only what the command needs', () => {
       const r = run(['--version']);
       expect(r.status).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, command: 'version' });
-      expect(whats(r.report)).toEqual(['exit']);
+      expect(whats(r.report)).toEqual(['bundle', 'exit']);
       expect(r.report.events.at(-1)?.zod).toBe(false);
       expect(r.report.segmenters).toBe(0);
     });
@@ -115,7 +120,7 @@ describe('start-up: only what the command needs', () => {
       const r = run(['send', '--help', '--json']);
       expect(r.status).toBe(0);
       expect((JSON.parse(r.stdout) as { usage: string }).usage).toContain('--dry-run');
-      expect(whats(r.report)).toEqual(['exit']);
+      expect(whats(r.report)).toEqual(['bundle', 'exit']);
       expect(r.report.events.at(-1)?.zod).toBe(false);
     });
   }
@@ -130,12 +135,30 @@ describe('start-up: only what the command needs', () => {
       const sshG = at(/^spawn \S*ssh -G /);
       const connect = at(new RegExp(`^connect ${port}$`));
       const ssh2 = at(/^ssh2$/);
-      expect(sshG, whats(r.report).join('\n')).toBe(0);
+      // Right after the bundle loaded (an ssh:// target is the bundle's to resolve, not the launcher's).
+      expect(sshG, whats(r.report).join('\n')).toBe(1);
       expect(events[sshG]?.zod).toBe(false);
       expect(connect).toBeGreaterThan(sshG);
       expect(events[connect]?.zod).toBe(false);
       expect(ssh2).toBeGreaterThan(connect);
     }
+  });
+
+  it("send with a plain [user@]host target: the launcher starts its ssh -G before it loads the bundle, which takes that answer over", () => {
+    // A documentation address: nothing answers there (or, without a network, nothing is reachable).
+    const r = run(['send', 'some-agent', 'u@192.0.2.1', '--dry-run', '--timeout', '1', '--json']);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, command: 'send' });
+    const all = whats(r.report);
+    expect(all.filter((w) => /^spawn \S*ssh -G /.test(w)), all.join('\n')).toEqual(['spawn ssh -G -- u@192.0.2.1']);
+    expect(all.indexOf('spawn ssh -G -- u@192.0.2.1')).toBeLessThan(all.indexOf('bundle'));
+    expect(all.indexOf('connect 22')).toBeGreaterThan(all.indexOf('bundle'));
+  });
+
+  it('a refused send command line ends the early ssh -G nobody took over', () => {
+    const r = run(['send', 'some-agent', 'u@192.0.2.1', '--no-such-flag', '--json']);
+    expect(r.status).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: 'usage' });
+    expect(whats(r.report).filter((w) => w.startsWith('spawn') || w.startsWith('connect'))).toEqual(['spawn ssh -G -- u@192.0.2.1']);
   });
 
   it('the bundle is all ASCII (the launcher makes it a one-byte string without decoding UTF-8)', () => {

@@ -302,20 +302,39 @@ function resolveFromFiles(spec: TargetSpec, opts: Required<Pick<ResolveOptions, 
   return buildResolved(map, spec, opts, 'config files');
 }
 
+interface SshGAnswer {
+  err: Error | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * The `ssh -G` that bin/agent-handoff.js starts before it loads the bundle (for `send` with a
+ * plain target), taken over when it ran this very command with these very options.
+ */
+function launcherSshG(bin: string, args: string[], options: object): Promise<SshGAnswer> | undefined {
+  const key = Symbol.for('agent-handoff.ssh-G');
+  const slot = globalThis as { [key]?: { bin: string; args: string[]; options: object; answer: Promise<SshGAnswer> } };
+  const early = slot[key];
+  if (!early || early.bin !== bin || JSON.stringify(early.args) !== JSON.stringify(args) || JSON.stringify(early.options) !== JSON.stringify(options)) return undefined;
+  delete slot[key];
+  return early.answer;
+}
+
 function runSshG(bin: string, spec: TargetSpec, configFile: string | undefined): Promise<string | null> {
   const args = ['-G', ...(configFile ? ['-F', configFile] : []), ...(spec.port ? ['-p', String(spec.port)] : []), '--', spec.user ? `${spec.user}@${spec.alias}` : spec.alias];
-  return new Promise((resolve, reject) => {
-    execFile(bin, args, { timeout: 10_000, encoding: 'utf8', maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
-      if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') return resolve(null);
-      if (err) {
-        const msg = stderr.split('\n').filter((l) => l && !l.startsWith('Pseudo-terminal')).join(' ').trim();
-        return reject(new HostError('ssh_config', `ssh could not resolve ${JSON.stringify(spec.alias)}: ${msg || err.message}`, {
-          fix: configFile ? `Check ${configFile}.` : 'Check ~/.ssh/config (try `ssh -G ' + spec.alias + '`).',
-          cause: err,
-        }));
-      }
-      resolve(stdout);
-    });
+  const options = { timeout: 10_000, encoding: 'utf8', maxBuffer: 1 << 20 } as const;
+  const answer = launcherSshG(bin, args, options) ?? new Promise<SshGAnswer>((resolve) => execFile(bin, args, options, (err, stdout, stderr) => resolve({ err, stdout, stderr })));
+  return answer.then(({ err, stdout, stderr }) => {
+    if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (err) {
+      const msg = stderr.split('\n').filter((l) => l && !l.startsWith('Pseudo-terminal')).join(' ').trim();
+      throw new HostError('ssh_config', `ssh could not resolve ${JSON.stringify(spec.alias)}: ${msg || err.message}`, {
+        fix: configFile ? `Check ${configFile}.` : 'Check ~/.ssh/config (try `ssh -G ' + spec.alias + '`).',
+        cause: err,
+      });
+    }
+    return stdout;
   });
 }
 
