@@ -8,7 +8,6 @@
 // cache is keyed by the bundle's content and node's version (V8 itself only checks the length of
 // the source), and is only ever a speed-up: a cache that cannot be read, written or used is ignored.
 import { isAscii } from 'node:buffer';
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import Module, { createRequire } from 'node:module';
@@ -37,6 +36,8 @@ function sshGFirst(args) {
   if (words.some((w) => w === '--here' || w.startsWith('--here=') || w === '--help' || /^-[a-zA-Z]*h[a-zA-Z]*$/.test(w))) return undefined;
   const key = Symbol.for('agent-handoff.ssh-G');
   const early = { bin: 'ssh', args: ['-G', '--', target], options: { timeout: 10_000, encoding: 'utf8', maxBuffer: 1 << 20 } };
+  // Loaded only here: --version and help start no process.
+  const { execFile } = createRequire(import.meta.url)('node:child_process');
   let child;
   early.answer = new Promise((resolve) => {
     child = execFile(early.bin, early.args, early.options, (err, stdout, stderr) => resolve({ err, stdout, stderr }));
