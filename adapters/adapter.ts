@@ -221,7 +221,8 @@ export function pickGuess<T extends { path: string; mtimeMs: number }>(kind: Age
 // ---------------------------------------------------------------------------------------------
 // Screens: pure recognisers over the visible text.
 
-const OPTION_LINE = /^\s*([❯›>▶→])?\s*(\d+)\.\s+(.+?)\s*$/u;
+// The cursor before a numbered option: `❯`, `›`, `>`, `▶` or `→` (escaped: an all-ASCII bundle loads faster).
+const OPTION_LINE = /^\s*([\u276F\u203A>\u25B6\u2192])?\s*(\d+)\.\s+(.+?)\s*$/u;
 
 /** Numbered menu options on a screen, with the highlighted one (marked by a cursor glyph). */
 export function parseOptions(text: string): { options: string[]; selectedIndex: number } {

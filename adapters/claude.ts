@@ -130,6 +130,6 @@ export const claude: Adapter = {
     trust: [/Quick safety check/, /Is this a project you created or one you trust/, /Yes, I trust this folder/],
     trustAccept: 'Yes, I trust this folder',
     first_run_setup: [/Let's get started\./, /Choose the text style/],
-    login: [/Select login method:/, /Not logged in · Run \/login/, /Do you want to use this API key\?/],
+    login: [/Select login method:/, /Not logged in \u00B7 Run \/login/, /Do you want to use this API key\?/], // `·`, escaped (see OPTION_LINE)
   }),
 };

@@ -7,6 +7,7 @@
 // the next run of that command, which then starts without compiling most of its code again. The
 // cache is keyed by the bundle's content and node's version (V8 itself only checks the length of
 // the source), and is only ever a speed-up: a cache that cannot be read, written or used is ignored.
+import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import Module, { createRequire } from 'node:module';
@@ -16,13 +17,43 @@ import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 
 const argv = process.argv.slice(2);
+const earlySshG = sshGFirst(argv);
 const bundle = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
 const cli = fs.existsSync(bundle) ? Promise.resolve(loadBundle(bundle, argv[0])) : import('../dist/src/cli.js');
-cli.then((m) => m.main(argv));
+cli.then((m) => m.main(argv)).finally(() => earlySshG?.());
+
+/**
+ * `send AGENT TARGET …` with a plain `[user@]host` target: its `ssh -G` (src/host/ssh-target.ts)
+ * starts now, before the bundle loads, and answers while it does. The command, its arguments and
+ * options are left beside the bundle, which takes the answer over only when it would run exactly
+ * that; otherwise it runs its own. Returns what ends an answer nobody took (a refused command line).
+ */
+function sshGFirst(args) {
+  const words = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
+  const [command, agent, target] = words;
+  if (command !== 'send' || !agent || agent.startsWith('-') || !target || target === 'local') return undefined;
+  if (!/^(?:[A-Za-z0-9_.+][A-Za-z0-9_.+-]*@)?[A-Za-z0-9_.][A-Za-z0-9_.-]*$/.test(target)) return undefined;
+  if (words.some((w) => w === '--here' || w.startsWith('--here=') || w === '--help' || /^-[a-zA-Z]*h[a-zA-Z]*$/.test(w))) return undefined;
+  const key = Symbol.for('agent-handoff.ssh-G');
+  const early = { bin: 'ssh', args: ['-G', '--', target], options: { timeout: 10_000, encoding: 'utf8', maxBuffer: 1 << 20 } };
+  // Loaded only here: --version and help start no process.
+  const { execFile } = createRequire(import.meta.url)('node:child_process');
+  let child;
+  early.answer = new Promise((resolve) => {
+    child = execFile(early.bin, early.args, early.options, (err, stdout, stderr) => resolve({ err, stdout, stderr }));
+  });
+  globalThis[key] = early;
+  return () => {
+    if (globalThis[key] === early) child.kill();
+  };
+}
 
 function loadBundle(file, command) {
-  const source = fs.readFileSync(file, 'utf8');
-  const cacheFile = codeCacheFile(source, command);
+  // Read as bytes: hashing them is far cheaper than hashing the text, and an all-ASCII bundle
+  // (scripts/bundle.mjs keeps it so) becomes a one-byte string without a UTF-8 decode.
+  const bytes = fs.readFileSync(file);
+  const source = bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8');
+  const cacheFile = codeCacheFile(bytes, command);
   let cachedData;
   try {
     cachedData = cacheFile ? fs.readFileSync(cacheFile) : undefined;
@@ -39,10 +70,10 @@ function loadBundle(file, command) {
   return module.exports;
 }
 
-function codeCacheFile(source, command) {
+function codeCacheFile(bytes, command) {
   try {
     const base = process.env.XDG_CACHE_HOME && path.isAbsolute(process.env.XDG_CACHE_HOME) ? process.env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
-    const key = createHash('sha256').update(source).update(`\0${process.version}\0${process.arch}`).digest('hex').slice(0, 32);
+    const key = createHash('sha256').update(bytes).update(`\0${process.version}\0${process.arch}`).digest('hex').slice(0, 32);
     // One per command: each compiles its own part of the bundle.
     const name = /^[a-z][a-z-]{0,19}$/.test(command ?? '') ? command : 'other';
     return path.join(base, 'agent-handoff', `cli-${key}-${name}.v8`);

@@ -2,7 +2,9 @@
 // loads: one file parses and links in about two thirds of the time of the ~100 modules and their
 // dependencies, and every handoff starts with that wait. CommonJS rather than an ES module: node
 // compiles and evaluates the same code in about 85 ms instead of 145 ms here (no module linking).
-// ssh2 stays a package of its own: its optional native crypto is found relative to its own folder.
+// ssh2 is bundled too (so the code cache covers it); its native parts are loaded from its package.
+import { isAscii } from 'node:buffer';
+import { readFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
 /**
@@ -20,6 +22,54 @@ const zodEnglishOnly = {
   },
 };
 
+/**
+ * string-width (yargs' help layout: cliui, wrap-ansi) builds Unicode-property regular expressions
+ * and an Intl.Segmenter when it is loaded: about a third of the bundle's start-up, for a help text
+ * that a command run never renders. Its importers get a stand-in that loads it on first call.
+ */
+const lazyStringWidth = {
+  name: 'lazy-string-width',
+  setup(b) {
+    b.onResolve({ filter: /^string-width$/ }, async (args) => {
+      if (args.pluginData === 'real') return undefined;
+      const real = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: 'real' });
+      if (real.errors.length > 0) return { errors: real.errors };
+      return { path: real.path, namespace: 'lazy-string-width' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'lazy-string-width' }, (args) => ({
+      contents: `let real;\nexport default function stringWidth(text, options) {\n  real ??= require(${JSON.stringify(args.path)}).default;\n  return real(text, options);\n}\n`,
+      resolveDir: '/',
+    }));
+  },
+};
+
+/**
+ * ssh2 inside the bundle: loading it from its package took ~45 ms at every connection (about 30
+ * files found, read and compiled, with no code cache). Its optional native parts (the crypto
+ * binding, cpu-features) stay in the installed package and are required from there, exactly as
+ * ssh2 itself would find them. src/host/ssh2-lib.js loads it with a require esbuild can follow.
+ */
+const ssh2Inside = {
+  name: 'ssh2-inside',
+  setup(b) {
+    const fromSsh2 = (request) => ({
+      contents: `const { createRequire } = require('node:module');\nmodule.exports = createRequire(createRequire(__filename).resolve('ssh2'))(${JSON.stringify(request)});`,
+      resolveDir: '/',
+    });
+    b.onResolve({ filter: /^cpu-features$|[\\/]sshcrypto\.node$/ }, (args) =>
+      /[\\/]node_modules[\\/]ssh2[\\/]/.test(args.importer) ? { path: args.path, namespace: 'from-ssh2' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'from-ssh2' }, (args) =>
+      // Relative to ssh2's main module (lib/index.js), as ssh2's own require would resolve it.
+      fromSsh2(args.path === 'cpu-features' ? 'cpu-features' : './protocol/crypto/build/Release/sshcrypto.node'),
+    );
+    b.onLoad({ filter: /[\\/]dist[\\/]src[\\/]host[\\/]ssh2-lib\.js$/ }, () => ({
+      contents: "let lib;\nexport function ssh2() {\n  return (lib ??= require('ssh2'));\n}\n",
+      loader: 'js',
+    }));
+  },
+};
+
 await build({
   entryPoints: ['dist/src/cli.js'],
   outfile: 'dist/cli.cjs',
@@ -27,8 +77,7 @@ await build({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  external: ['ssh2'],
-  plugins: [zodEnglishOnly],
+  plugins: [zodEnglishOnly, lazyStringWidth, ssh2Inside],
   // Less to read and parse at every start; names are kept (error names and stack traces stay readable).
   minifyWhitespace: true,
   minifySyntax: true,
@@ -37,3 +86,12 @@ await build({
   banner: { js: "const __ahImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
 });
+
+// The launcher reads an all-ASCII bundle straight into a one-byte string (no UTF-8 decode, half
+// the memory). esbuild escapes non-ASCII in strings but not in regular expression literals: write
+// those characters as \u escapes.
+const out = readFileSync('dist/cli.cjs');
+if (!isAscii(out)) {
+  const at = out.findIndex((b) => b > 0x7f);
+  console.warn(`dist/cli.cjs is not all ASCII (a regular expression with a non-ASCII character?): …${out.subarray(Math.max(0, at - 60), at + 20).toString()}…`);
+}

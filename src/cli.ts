@@ -131,6 +131,18 @@ export function commandNamed(argv: readonly string[]): string | null {
   return word && COMMAND_NAMES.includes(word) ? word : null;
 }
 
+/**
+ * The target of `send AGENT TARGET …`, read before the parse when the first words make it certain
+ * (a word right after a positional is never an option's value); null otherwise (the parse decides).
+ */
+export function sendTargetOf(argv: readonly string[]): string | null {
+  const w = ownWords(argv);
+  const [command, agent, target] = w;
+  if (command !== 'send' || agent === undefined || target === undefined || agent.startsWith('-') || target.startsWith('-')) return null;
+  if (target === 'local' || w.some((x) => x === '--here' || x.startsWith('--here='))) return null;
+  return target;
+}
+
 /** `-h`/`--help` anywhere before `--`, or the `help` command: the usage is printed, nothing runs. */
 export function wantsHelp(argv: readonly string[]): boolean {
   const words = ownWords(argv);
@@ -215,6 +227,9 @@ export async function main(argv: string[]): Promise<void> {
       print({ ok: true, command, usage: await usageText(argv) }, mode);
       return;
     }
+    // `send`: its target's `ssh -G` runs in its own process while this one parses and loads.
+    const target = sendTargetOf(argv);
+    if (target) (await import('./host/ssh-target.js')).resolveEarly(target);
     // Not a help run: no help text is needed, so yargs' render of it is skipped (see withoutHelpCache).
     const parser = withoutHelpCache(parserFor(argv));
     const args = await parser.parse();

@@ -38,13 +38,15 @@ export const COMMANDS: Record<string, Command> = {
   },
   doctor: async (args, ctx) => (await import('./doctor-command.js')).doctor(args, ctx),
   send: async (args, ctx) => {
-    // Start the ssh handshakes now: their round trips overlap loading the handoff's modules.
-    const { closeUnclaimed, connectEarly } = await import('../host/connect.js');
+    // Start the ssh handshakes now: their round trips overlap loading the handoff's modules, which
+    // waits until the handshakes have begun (loading them first would hold up reading `ssh -G`).
+    const { closeUnclaimed, connectEarly, dialed } = await import('../host/connect.js');
     const o = args.send as SendOptions;
     const timeouts = { connectTimeoutMs: o.timeoutS * 1000, commandTimeoutMs: o.timeoutS * 1000 };
     if (o.from) connectEarly(o.from, timeouts);
     if (!o.here && o.target) connectEarly(o.target, timeouts);
     try {
+      await dialed();
       return await (await import('./send.js')).send(args, ctx);
     } finally {
       await closeUnclaimed();

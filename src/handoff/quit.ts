@@ -56,9 +56,11 @@ export async function quitAgent(
   throw quitFailed(kind, screen, classify(screen));
 }
 
-/** A mark that opens an agent's input line (pi `>`, codex `›`, claude/grok `❯`). */
-const PROMPT_MARK = /^[>›❯»]/u;
-const EDGE = /^[\s│┃|]+|[\s│┃|]+$/gu;
+/** A mark that opens an agent's input line (pi `>`, codex `›`, claude/grok `❯`, `»`). */
+// Escaped: an all-ASCII bundle loads as a one-byte string (see scripts/bundle.mjs).
+const PROMPT_MARK = /^[>\u203A\u276F\u00BB]/u;
+/** Box edges around an input line: `│`, `┃`, `|`. */
+const EDGE = /^[\s\u2502\u2503|]+|[\s\u2502\u2503|]+$/gu;
 
 /**
  * The agent's input line: the bottom-most visible line that opens with a prompt mark (past

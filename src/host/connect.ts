@@ -25,12 +25,26 @@ export async function connectHost(target: string, opts: ConnectOptions = {}): Pr
  * overlap that work); the next `connectHost` of the same target takes it over.
  */
 const early = new Map<string, Promise<Host>>();
+const dials: Promise<void>[] = [];
 
 export function connectEarly(target: string, opts: ConnectOptions = {}): void {
   if (target === 'local' || early.has(target)) return;
-  const p = SshHost.connect(target, opts);
-  p.catch(() => undefined); // whoever takes it over sees the error
+  let dialed!: () => void;
+  const dial = new Promise<void>((resolve) => (dialed = resolve));
+  const p = SshHost.connect(target, { ...opts, onDial: dialed });
+  p.catch(() => undefined).finally(dialed); // whoever takes it over sees the error
   early.set(target, p);
+  dials.push(dial);
+}
+
+/**
+ * Settles once every early connection has its ssh handshake under way (or has failed before):
+ * work that blocks the event loop, like loading the handoff's modules, waits for this, so the
+ * answer of `ssh -G`, the TCP connect and the first handshake bytes are not held up behind it;
+ * that work then runs while the server answers.
+ */
+export async function dialed(): Promise<void> {
+  await Promise.all(dials.splice(0));
 }
 
 /** Close early connections nobody took over (the command ended before it needed them). */

@@ -2,29 +2,25 @@
 // not passphrase-protected. An encrypted key is never decrypted here (we never read a
 // passphrase); if auth fails and such a key was skipped, the error says to `ssh-add` it.
 import fs from 'node:fs';
-// ssh2 is CommonJS: Node's ESM loader cannot see its named exports, so take them off the default.
-import ssh2, { type AnyAuthMethod, type BaseAgent, type IdentityCallback, type ParsedKey } from 'ssh2';
-
-const { OpenSSHAgent, utils } = ssh2;
+import type { AnyAuthMethod, BaseAgent, IdentityCallback, ParsedKey } from 'ssh2';
+import { ssh2 } from './ssh2-lib.js';
 
 /**
  * IdentitiesOnly: offer only the agent keys that match an identity file, as OpenSSH does, so a
- * full agent cannot exhaust the server's MaxAuthTries before the right key is tried.
+ * full agent cannot exhaust the server's MaxAuthTries before the right key is tried. (A class
+ * made on first use: it extends ssh2's, which is loaded only then.)
  */
-class MatchingAgent extends OpenSSHAgent {
-  constructor(
-    socketPath: string,
-    private readonly allowed: Set<string>,
-  ) {
-    super(socketPath);
+function matchingAgent(socketPath: string, allowed: Set<string>): BaseAgent {
+  class MatchingAgent extends ssh2().OpenSSHAgent {
+    override getIdentities(cb: IdentityCallback<ParsedKey>): void {
+      super.getIdentities((err, keys) => {
+        // OpenSSHAgent hands out ParsedKey objects.
+        const parsed = (keys ?? []) as ParsedKey[];
+        cb(err, parsed.filter((k) => allowed.has(k.getPublicSSH().toString('base64'))));
+      });
+    }
   }
-  override getIdentities(cb: IdentityCallback<ParsedKey>): void {
-    super.getIdentities((err, keys) => {
-      // OpenSSHAgent hands out ParsedKey objects.
-      const parsed = (keys ?? []) as ParsedKey[];
-      cb(err, parsed.filter((k) => this.allowed.has(k.getPublicSSH().toString('base64'))));
-    });
-  }
+  return new MatchingAgent(socketPath);
 }
 
 /** Public key blob (base64) of an identity file: from `file.pub`, else from the unencrypted key. */
@@ -36,7 +32,7 @@ function publicBlob(file: string): string | undefined {
     // no .pub beside it
   }
   try {
-    const k = utils.parseKey(fs.readFileSync(file));
+    const k = ssh2().utils.parseKey(fs.readFileSync(file));
     if (!(k instanceof Error)) return (Array.isArray(k) ? k[0] : k)?.getPublicSSH().toString('base64');
   } catch {
     // unreadable
@@ -79,8 +75,8 @@ export function planAuth(input: AuthInputs): AuthPlan {
   if (input.agent && isSocket(input.agent)) {
     plan.agent = input.agent;
     const agent = input.identitiesOnly
-      ? new MatchingAgent(input.agent, new Set(input.identityFiles.map(publicBlob).filter((b): b is string => b !== undefined)))
-      : new OpenSSHAgent(input.agent);
+      ? matchingAgent(input.agent, new Set(input.identityFiles.map(publicBlob).filter((b): b is string => b !== undefined)))
+      : new (ssh2().OpenSSHAgent)(input.agent);
     plan.agentClient = agent;
     plan.methods.push({ type: 'agent', username: input.username, agent });
     plan.offered.push(`ssh-agent keys (${input.agent})`);
@@ -92,7 +88,7 @@ export function planAuth(input: AuthInputs): AuthPlan {
     } catch {
       continue; // OpenSSH's default list names keys that usually do not exist.
     }
-    const parsed = utils.parseKey(data);
+    const parsed = ssh2().utils.parseKey(data);
     if (parsed instanceof Error) {
       if (/passphrase|encrypted/i.test(parsed.message)) plan.encrypted.push(file);
       else plan.unreadable.push(file);

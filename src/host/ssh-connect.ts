@@ -3,17 +3,14 @@
 // prompts; later hops ride on a forwarded channel (`forwardOut`) of the previous hop.
 import net from 'node:net';
 import type { Duplex, Readable } from 'node:stream';
-// ssh2 is CommonJS: Node's ESM loader sees only some of its named exports, so use the default.
-import ssh2, { type AnyAuthMethod, type ClientChannel } from 'ssh2';
+import type { AnyAuthMethod, Client, ClientChannel } from 'ssh2';
 import { HostError } from '../errors.js';
 import { knownHostsName, pinnedHostKeyAlgorithms, readKnownHostsFiles, verifyHostKey } from './known-hosts.js';
 import { planAuth } from './ssh-auth.js';
 import { authBehindServiceRequest, signWithoutQuery } from './ssh-fast-auth.js';
 import { authError, hopLabel, hostKeyError, socketError, type SshError } from './ssh-errors.js';
 import { resolveSshTarget, type ResolvedTarget, type ResolveOptions } from './ssh-target.js';
-
-const { Client } = ssh2;
-type Client = InstanceType<typeof Client>;
+import { ssh2 } from './ssh2-lib.js';
 
 const DEFAULT_KEEPALIVE_MS = 15_000;
 const DEFAULT_KEEPALIVE_COUNT = 3;
@@ -95,7 +92,7 @@ export function handshake(hop: ResolvedTarget, sock: Duplex, opts: HandshakeOpti
   const pending = [...plan.methods];
   let lastTried: string | undefined;
   return new Promise((resolve, reject) => {
-    const client = new Client();
+    const client = new (ssh2().Client)();
     let refusal: HostError | undefined;
     let settled = false;
     const fail = (err: HostError): void => {

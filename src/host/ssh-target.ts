@@ -302,25 +302,64 @@ function resolveFromFiles(spec: TargetSpec, opts: Required<Pick<ResolveOptions, 
   return buildResolved(map, spec, opts, 'config files');
 }
 
+interface SshGAnswer {
+  err: Error | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * The `ssh -G` that bin/agent-handoff.js starts before it loads the bundle (for `send` with a
+ * plain target), taken over when it ran this very command with these very options.
+ */
+function launcherSshG(bin: string, args: string[], options: object): Promise<SshGAnswer> | undefined {
+  const key = Symbol.for('agent-handoff.ssh-G');
+  const slot = globalThis as { [key]?: { bin: string; args: string[]; options: object; answer: Promise<SshGAnswer> } };
+  const early = slot[key];
+  if (!early || early.bin !== bin || JSON.stringify(early.args) !== JSON.stringify(args) || JSON.stringify(early.options) !== JSON.stringify(options)) return undefined;
+  delete slot[key];
+  return early.answer;
+}
+
 function runSshG(bin: string, spec: TargetSpec, configFile: string | undefined): Promise<string | null> {
   const args = ['-G', ...(configFile ? ['-F', configFile] : []), ...(spec.port ? ['-p', String(spec.port)] : []), '--', spec.user ? `${spec.user}@${spec.alias}` : spec.alias];
-  return new Promise((resolve, reject) => {
-    execFile(bin, args, { timeout: 10_000, encoding: 'utf8', maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
-      if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') return resolve(null);
-      if (err) {
-        const msg = stderr.split('\n').filter((l) => l && !l.startsWith('Pseudo-terminal')).join(' ').trim();
-        return reject(new HostError('ssh_config', `ssh could not resolve ${JSON.stringify(spec.alias)}: ${msg || err.message}`, {
-          fix: configFile ? `Check ${configFile}.` : 'Check ~/.ssh/config (try `ssh -G ' + spec.alias + '`).',
-          cause: err,
-        }));
-      }
-      resolve(stdout);
-    });
+  const options = { timeout: 10_000, encoding: 'utf8', maxBuffer: 1 << 20 } as const;
+  const answer = launcherSshG(bin, args, options) ?? new Promise<SshGAnswer>((resolve) => execFile(bin, args, options, (err, stdout, stderr) => resolve({ err, stdout, stderr })));
+  return answer.then(({ err, stdout, stderr }) => {
+    if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (err) {
+      const msg = stderr.split('\n').filter((l) => l && !l.startsWith('Pseudo-terminal')).join(' ').trim();
+      throw new HostError('ssh_config', `ssh could not resolve ${JSON.stringify(spec.alias)}: ${msg || err.message}`, {
+        fix: configFile ? `Check ${configFile}.` : 'Check ~/.ssh/config (try `ssh -G ' + spec.alias + '`).',
+        cause: err,
+      });
+    }
+    return stdout;
   });
+}
+
+/** Resolutions begun before the command line was parsed (see resolveEarly), by target. */
+const early = new Map<string, Promise<ResolvedTarget>>();
+
+/**
+ * Start resolving `target` with the default options now: `ssh -G` then runs in its own process
+ * while this one parses the command line and loads its modules. The next resolveSshTarget of the
+ * same target with default options takes the answer over; an unused one is simply dropped.
+ */
+export function resolveEarly(target: string): void {
+  if (early.has(target)) return;
+  const p = resolveSshTarget(target);
+  p.catch(() => undefined); // whoever takes it over sees the error
+  early.set(target, p);
 }
 
 /** Resolve what the user typed to connection parameters, like OpenSSH would. */
 export async function resolveSshTarget(target: string, opts: ResolveOptions = {}): Promise<ResolvedTarget> {
+  const started = early.get(target);
+  if (started && opts.configFile === undefined && opts.sshBinary === undefined && opts.home === undefined && opts.localUser === undefined) {
+    early.delete(target);
+    return started;
+  }
   const spec = parseTargetSpec(target);
   const env = { home: opts.home ?? os.homedir(), localUser: opts.localUser ?? os.userInfo().username };
   const bin = opts.sshBinary === undefined ? 'ssh' : opts.sshBinary;

@@ -22,6 +22,7 @@ import { FIND_PROGRAM_FN } from './find-program.js';
 import { authMethodOf, forwardOut, handshake, resolveChain, tcpConnect, type HandshakeOptions, type Hop } from './ssh-connect.js';
 import { hopLabel, type SshError } from './ssh-errors.js';
 import type { ResolvedTarget, ResolveOptions } from './ssh-target.js';
+import { ssh2 } from './ssh2-lib.js';
 
 export { resolveChain } from './ssh-connect.js';
 
@@ -50,6 +51,8 @@ export interface SshHostOptions extends ResolveOptions, HandshakeOptions {
   keepaliveCountMax?: number;
   /** Concurrent channels on the connection (default 8). */
   maxChannels?: number;
+  /** Called when the ssh handshake with the first hop has begun (resolved, TCP connected, first bytes sent). */
+  onDial?: () => void;
 }
 
 /** What the connection cost; read by tests and the benchmark. */
@@ -218,12 +221,21 @@ export class SshHost implements Host {
     let socket: net.Socket | undefined;
     let timedOut = false;
     const attempt = (async () => {
-      socket = await tcpConnect(chain[0]!);
+      const dialing = tcpConnect(chain[0]!);
+      // ssh2 loads while the TCP handshake is under way (only the ssh handshake needs it).
+      try {
+        ssh2();
+      } catch {
+        // the handshake reports it
+      }
+      socket = await dialing;
       let sock: Duplex = socket;
       for (let i = 0; i < chain.length; i++) {
         const hop = chain[i]!;
         if (timedOut) throw new Error('timed out');
-        const client = await handshake(hop, sock, opts, i === 0, timeoutMs + 1000);
+        const shaking = handshake(hop, sock, opts, i === 0, timeoutMs + 1000);
+        if (i === 0) opts.onDial?.();
+        const client = await shaking;
         hops.push({ client, resolved: hop });
         const next = chain[i + 1];
         if (next) sock = await forwardOut(client, next, hop);

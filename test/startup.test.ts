@@ -1,0 +1,185 @@
+// The CLI's own start-up (issue #18): what a run builds before it answers, observed from inside the
+// built launcher and bundle by a preloaded recorder, not by the clock. `--version` and help load
+// neither zod (the result schemas, the handoff's modules) nor ssh2; `send` has its target's
+// `ssh -G` running before any of that loads (for a plain target, before the bundle itself), sends
+// its TCP connect before the handoff's modules load, and loads ssh2 while that connect is under way.
+import { spawnSync } from 'node:child_process';
+import { isAscii } from 'node:buffer';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendTargetOf } from '../src/cli.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = path.join(ROOT, 'bin', 'agent-handoff.js');
+const BUNDLE = path.join(ROOT, 'dist', 'cli.cjs');
+
+/**
+ * Loaded with --require before the launcher. Each event notes whether zod is loaded by then (zod
+ * sets globalThis.__zod_globalConfig when it loads; every result schema and most of the handoff's
+ * modules need it). ssh2 shows as the request for its package (or, bundled, for cpu-features,
+ * which the bundle requires from ssh2's package when ssh2 loads).
+ */
+const RECORDER = `
+const Module = require('node:module');
+const cp = require('node:child_process');
+const net = require('node:net');
+const fs = require('node:fs');
+const events = [];
+let segmenters = 0;
+const note = (what) => events.push({ what, zod: globalThis.__zod_globalConfig !== undefined });
+const load = Module._load;
+Module._load = function (request, ...rest) {
+  if (request === 'ssh2' || request === 'cpu-features') note('ssh2');
+  return load.call(this, request, ...rest);
+};
+const spawn = cp.ChildProcess.prototype.spawn;
+cp.ChildProcess.prototype.spawn = function (o) {
+  note('spawn ' + [o.file, ...(o.args || []).slice(1)].join(' '));
+  return spawn.call(this, o);
+};
+const connect = net.Socket.prototype.connect;
+net.Socket.prototype.connect = function (...args) {
+  const o = Array.isArray(args[0]) ? args[0][0] : args[0];
+  if (o && typeof o === 'object' && o.port) note('connect ' + o.port);
+  return connect.apply(this, args);
+};
+const vm = require('node:vm');
+const Script = vm.Script;
+vm.Script = class extends Script {
+  constructor(...a) { note('bundle'); super(...a); }
+};
+const Segmenter = Intl.Segmenter;
+Intl.Segmenter = class extends Segmenter {
+  constructor(...a) { super(...a); segmenters++; }
+};
+process.on('exit', () => {
+  note('exit');
+  fs.writeFileSync(process.env.AH_STARTUP_REPORT, JSON.stringify({ events, segmenters }));
+});
+`;
+
+interface Report {
+  events: { what: string; zod: boolean }[];
+  segmenters: number;
+}
+
+let tmp: string;
+let recorder: string;
+
+beforeAll(() => {
+  expect(fs.existsSync(BUNDLE), 'run `npm run build` first').toBe(true);
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-startup-'));
+  recorder = path.join(tmp, 'recorder.cjs');
+  fs.writeFileSync(recorder, RECORDER);
+  fs.mkdirSync(path.join(tmp, 'home'));
+});
+
+afterAll(() => {
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+/** Run the launcher (code cache in a folder of this test) under the recorder. */
+function run(args: string[]): { status: number | null; stdout: string; report: Report } {
+  const file = path.join(tmp, `report-${Math.random().toString(36).slice(2)}.json`);
+  const r = spawnSync(process.execPath, ['--require', recorder, BIN, ...args], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: path.join(tmp, 'home'), XDG_CACHE_HOME: path.join(tmp, 'cache'), AH_STARTUP_REPORT: file, LANG: 'C.UTF-8' },
+  });
+  return { status: r.status, stdout: r.stdout, report: JSON.parse(fs.readFileSync(file, 'utf8')) as Report };
+}
+
+const whats = (r: Report): string[] => r.events.map((e) => e.what);
+
+/** A local port with nothing listening: the connect is refused at once. */
+async function closedPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((resolve) => srv.close(resolve));
+  return port;
+}
+
+describe('start-up: only what the command needs', () => {
+  // Twice: the first run writes the code cache, the second runs from it.
+  for (const round of ['first run', 'with the code cache']) {
+    it(`--version builds no schema, loads no ssh2, lays out no help text, starts no process (${round})`, () => {
+      const r = run(['--version']);
+      expect(r.status).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, command: 'version' });
+      expect(whats(r.report)).toEqual(['bundle', 'exit']);
+      expect(r.report.events.at(-1)?.zod).toBe(false);
+      expect(r.report.segmenters).toBe(0);
+    });
+
+    it(`send --help lays out the usage without zod or ssh2 (${round})`, () => {
+      const r = run(['send', '--help', '--json']);
+      expect(r.status).toBe(0);
+      expect((JSON.parse(r.stdout) as { usage: string }).usage).toContain('--dry-run');
+      expect(whats(r.report)).toEqual(['bundle', 'exit']);
+      expect(r.report.events.at(-1)?.zod).toBe(false);
+    });
+  }
+
+  it("send: the target's ssh -G starts before anything heavy loads, the TCP connect before the handoff's modules, ssh2 while it connects", async () => {
+    const port = await closedPort();
+    for (let round = 0; round < 2; round++) {
+      const r = run(['send', 'some-agent', `ssh://u@127.0.0.1:${port}`, '--dry-run', '--json']);
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, command: 'send' });
+      const events = r.report.events;
+      const at = (re: RegExp): number => events.findIndex((e) => re.test(e.what));
+      const sshG = at(/^spawn \S*ssh -G /);
+      const connect = at(new RegExp(`^connect ${port}$`));
+      const ssh2 = at(/^ssh2$/);
+      // Right after the bundle loaded (an ssh:// target is the bundle's to resolve, not the launcher's).
+      expect(sshG, whats(r.report).join('\n')).toBe(1);
+      expect(events[sshG]?.zod).toBe(false);
+      expect(connect).toBeGreaterThan(sshG);
+      expect(events[connect]?.zod).toBe(false);
+      expect(ssh2).toBeGreaterThan(connect);
+    }
+  });
+
+  it("send with a plain [user@]host target: the launcher starts its ssh -G before it loads the bundle, which takes that answer over", () => {
+    // A documentation address: nothing answers there (or, without a network, nothing is reachable).
+    const r = run(['send', 'some-agent', 'u@192.0.2.1', '--dry-run', '--timeout', '1', '--json']);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, command: 'send' });
+    const all = whats(r.report);
+    expect(all.filter((w) => /^spawn \S*ssh -G /.test(w)), all.join('\n')).toEqual(['spawn ssh -G -- u@192.0.2.1']);
+    expect(all.indexOf('spawn ssh -G -- u@192.0.2.1')).toBeLessThan(all.indexOf('bundle'));
+    expect(all.indexOf('connect 22')).toBeGreaterThan(all.indexOf('bundle'));
+  });
+
+  it('a refused send command line ends the early ssh -G nobody took over', () => {
+    const r = run(['send', 'some-agent', 'u@192.0.2.1', '--no-such-flag', '--json']);
+    expect(r.status).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: 'usage' });
+    expect(whats(r.report).filter((w) => w.startsWith('spawn') || w.startsWith('connect'))).toEqual(['spawn ssh -G -- u@192.0.2.1']);
+  });
+
+  it('the bundle is all ASCII (the launcher makes it a one-byte string without decoding UTF-8)', () => {
+    expect(isAscii(fs.readFileSync(BUNDLE))).toBe(true);
+  });
+});
+
+describe('sendTargetOf: the target read before the parse, only when certain', () => {
+  const cases: [string[], string | null][] = [
+    [['send', 'api', 'vega'], 'vega'],
+    [['send', 'api', 'ssh://me@vega:2222', '--dry-run', '--dir', 'x'], 'ssh://me@vega:2222'],
+    [['send', 'api', 'vega', '--', '--model', 'x'], 'vega'],
+    // An option before the words: which word is the target is the parser's to say.
+    [['send', '--dir', 'x', 'api', 'vega'], null],
+    [['send', 'api', '--from', 'vega'], null],
+    [['--json', 'send', 'api', 'vega'], null],
+    [['send', 'api'], null],
+    [['send', 'api', 'vega', '--here'], null],
+    [['send', 'api', 'local'], null],
+    [['list', 'api', 'vega'], null],
+    [['send', 'api', '--', 'vega'], null],
+  ];
+  for (const [argv, want] of cases) it(`${argv.join(' ')} → ${want}`, () => expect(sendTargetOf(argv)).toBe(want));
+});
