@@ -3,6 +3,7 @@
 // Connects, copies one session file through the real copy path, prints one JSON line.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
 import ssh2 from 'ssh2';
 import type { Host } from '../src/host/host.js';
 import { LocalHost } from '../src/host/local.js';
@@ -30,6 +31,11 @@ export interface ChildReport {
   rss_before_mb: number;
   /** The kernel's high-water mark of the process (ru_maxrss). */
   peak_rss_mb: number;
+  /** Highest of each part of memoryUsage() while copying (sampled every 10 ms). */
+  peaks_mb: Record<string, number>;
+  /** CPU time of the process while copying (every thread), and of its main thread alone. */
+  cpu_ms: number;
+  main_thread_ms: number;
   ciphers: string[];
   size: number;
   sha256: string;
@@ -62,9 +68,20 @@ async function main(): Promise<void> {
   const wire = () => [source, target].reduce((n, h) => (h instanceof SshHost ? n + h.counters.bytesIn + h.counters.bytesOut : n), 0);
   const rssBefore = process.memoryUsage().rss;
   const w0 = wire();
+  const peaks: Record<string, number> = {};
+  const sample = () => {
+    for (const [k, v] of Object.entries(process.memoryUsage())) peaks[k] = Math.max(peaks[k] ?? 0, +(v / MB).toFixed(1));
+  };
+  const sampler = setInterval(sample, 10);
+  const cpu0 = process.cpuUsage();
+  const elu0 = performance.eventLoopUtilization();
   const t1 = Date.now();
   const record = await copyUnit({ source, target, entries: [job.entry], targetRoot: job.targetRoot, plan: job.plan, tag: 'bench' });
   const copyMs = Date.now() - t1;
+  const cpu = process.cpuUsage(cpu0);
+  const elu = performance.eventLoopUtilization(elu0);
+  clearInterval(sampler);
+  sample();
   const wireBytes = wire() - w0;
   const f = record.files[0]!;
   const report: ChildReport = {
@@ -72,6 +89,9 @@ async function main(): Promise<void> {
     copy_ms: copyMs,
     wire_bytes: wireBytes,
     rss_before_mb: +(rssBefore / MB).toFixed(1),
+    peaks_mb: peaks,
+    cpu_ms: Math.round((cpu.user + cpu.system) / 1000),
+    main_thread_ms: Math.round(elu.active),
     peak_rss_mb: +((process.resourceUsage().maxRSS * 1024) / MB).toFixed(1),
     ciphers,
     size: f.size,

@@ -38,6 +38,8 @@ interface Row {
   wire_mb: number;
   peak_rss_mb: number;
   rss_before_mb: number;
+  cpu_ms: number;
+  main_thread_ms: number;
   ciphers: string[];
 }
 
@@ -85,7 +87,7 @@ async function expectedHash(file: string, plan: RewritePlan): Promise<string> {
 
 function runChild(job: ChildJob): Promise<ChildReport> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(here, 'large-session-child.js')], { env: { ...process.env, AH_LARGE_JOB: JSON.stringify(job) }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...(process.env.AH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), path.join(here, 'large-session-child.js')], { env: { ...process.env, AH_LARGE_JOB: JSON.stringify(job) }, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as ChildReport) : reject(new Error(`child exited ${code}: ${out}`))));
@@ -139,7 +141,7 @@ async function main(): Promise<void> {
           const onDisk = createHash('sha256').update(fs.readFileSync(path.join(targetRoot, dest))).digest('hex');
           if (rep.sha256 !== want || onDisk !== want) throw new Error(`${mode} ${mb} MB: the target holds other bytes than the rewritten source`);
           got.push(rep);
-          process.stderr.write(`${mode} ${mb} MB run ${r + 1}: ${rep.copy_ms} ms, ${(rep.wire_bytes / MB).toFixed(1)} MB on the wire, peak RSS ${rep.peak_rss_mb} MB (${rep.ciphers.join(', ')})\n`);
+          process.stderr.write(`${mode} ${mb} MB run ${r + 1}: ${rep.copy_ms} ms, ${(rep.wire_bytes / MB).toFixed(1)} MB on the wire, peak RSS ${rep.peak_rss_mb} MB, cpu ${rep.cpu_ms} ms (main thread ${rep.main_thread_ms} ms), peaks ${JSON.stringify(rep.peaks_mb)} (${rep.ciphers.join(', ')})\n`);
         }
         const wall = median(got.map((g) => g.copy_ms));
         rows.push({
@@ -150,6 +152,8 @@ async function main(): Promise<void> {
           wire_mb: +(median(got.map((g) => g.wire_bytes)) / MB).toFixed(2),
           peak_rss_mb: Math.max(...got.map((g) => g.peak_rss_mb)),
           rss_before_mb: median(got.map((g) => g.rss_before_mb)),
+          cpu_ms: median(got.map((g) => g.cpu_ms)),
+          main_thread_ms: median(got.map((g) => g.main_thread_ms)),
           ciphers: got[0]!.ciphers,
         });
         fs.rmSync(path.join(targetRoot, dest), { force: true });

@@ -242,7 +242,8 @@ interface SourceSeen {
 
 /** The (rewritten) bytes of an entry as a stream, how many replacements it made, and the source's own bytes' hash. */
 async function sourceBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, part?: { range: ByteRange; padFirstLine: boolean }): Promise<{ stream: Readable; counted: () => number; seen: SourceSeen }> {
-  const raw = await req.source.readStream(e.source, part?.range);
+  // Session files are text: they may cross compressed (the host decides; we see the file's bytes).
+  const raw = await req.source.readStream(e.source, part?.range, { compress: true });
   const hash = createHash('sha256');
   let size = 0;
   raw.on('data', (chunk: Buffer) => {
@@ -289,7 +290,7 @@ class TempFile {
     this.held.push(chunk);
     this.heldBytes += chunk.length;
     if (this.heldBytes <= SMALL_FILE_BYTES) return;
-    this.out = await this.target.writeStream(this.path, { mode: this.mode });
+    this.out = await this.target.writeStream(this.path, { mode: this.mode, compress: true });
     for (const c of this.held.splice(0)) await write(this.out.stream, c);
   }
 
