@@ -7,6 +7,7 @@
 //   AH_BENCH_MB=0.02,1,200 AH_BENCH_MODES=push,relay,pull AH_BENCH_RUNS=3 node dist/bench/large-session.js
 // Modes: push = laptop (local) → vega (ssh); relay = laptop (ssh) → vega (ssh), the bytes passing
 // through this machine; pull = laptop (ssh) → here (local), as `--from` does. Needs root and the world.
+// AH_BENCH_CHILD: the child of another build (an A/B of two commits under the same load).
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -87,7 +88,7 @@ async function expectedHash(file: string, plan: RewritePlan): Promise<string> {
 
 function runChild(job: ChildJob): Promise<ChildReport> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(process.env.AH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), path.join(here, 'large-session-child.js')], { env: { ...process.env, AH_LARGE_JOB: JSON.stringify(job) }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...(process.env.AH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), process.env.AH_BENCH_CHILD ?? path.join(here, 'large-session-child.js')], { env: { ...process.env, AH_LARGE_JOB: JSON.stringify(job) }, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as ChildReport) : reject(new Error(`child exited ${code}: ${out}`))));

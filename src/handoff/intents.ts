@@ -10,7 +10,8 @@ import { branchRef, git, line } from '../git/git.js';
 import { undoPlacement, type PlacementAction, type PlacementPlan, type PlacementRecord } from '../git/place.js';
 import { workingTree } from '../git/snapshot.js';
 import { listWorktrees, worktreeHome } from '../git/worktrees.js';
-import { backupName, undoCopy, type CopyRecord, type DestinationLook } from '../transcript/copy.js';
+import { backupName, undoCopy, type CopyRecord } from '../transcript/copy.js';
+import type { DestinationLook } from '../transcript/destinations.js';
 
 const Oid = z.string().regex(/^[0-9a-f]{40,64}$/);
 
