@@ -5,6 +5,7 @@
 // got are checked against the rewritten source. Reports wall, MB/s, bytes on the wire, peak RSS.
 //   npm run build && node dist/bench/large-session.js
 //   AH_BENCH_MB=0.02,1,200 AH_BENCH_MODES=push,relay,pull AH_BENCH_RUNS=3 node dist/bench/large-session.js
+//   AH_BENCH_MBIT=100 …                             # a 100 Mbit/s link (each way) besides the delay
 // Modes: push = laptop (local) → vega (ssh); relay = laptop (ssh) → vega (ssh), the bytes passing
 // through this machine; pull = laptop (ssh) → here (local), as `--from` does. Needs root and the world.
 // AH_BENCH_CHILD: the child of another build (an A/B of two commits under the same load).
@@ -27,6 +28,9 @@ const sizesMb = (process.env.AH_BENCH_MB ?? '200').split(',').map(Number);
 const modes = (process.env.AH_BENCH_MODES ?? 'push').split(',') as Mode[];
 const runs = Number(process.env.AH_BENCH_RUNS ?? 1);
 const oneWayDelayMs = Number(process.env.AH_BENCH_DELAY_MS ?? 25);
+/** A bandwidth for the link, each way (default none: loopback speed, so only latency and CPU count). */
+const mbit = Number(process.env.AH_BENCH_MBIT ?? 0);
+const link = mbit > 0 ? { bytesPerSecond: (mbit * 1e6) / 8 } : {};
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 type Mode = 'push' | 'relay' | 'pull';
@@ -105,9 +109,9 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-large-'));
   const proxies: DelayProxy[] = [];
   try {
-    const pl = await startDelayProxy({ host: world.sshd.host, port: world.sshd.port }, oneWayDelayMs);
+    const pl = await startDelayProxy({ host: world.sshd.host, port: world.sshd.port }, oneWayDelayMs, '127.0.0.1', link);
     proxies.push(pl);
-    const pv = await startDelayProxy({ host: world.sshd.host, port: world.sshd.port }, oneWayDelayMs);
+    const pv = await startDelayProxy({ host: world.sshd.host, port: world.sshd.port }, oneWayDelayMs, '127.0.0.1', link);
     proxies.push(pv);
     const configFile = sshConfig(world, dir, { laptop: pl.port, vega: pv.port });
     const rows: Row[] = [];
@@ -164,7 +168,7 @@ async function main(): Promise<void> {
     for (const r of rows) {
       process.stderr.write(`${r.mode.padEnd(6)} ${String(r.mb).padStart(7)} ${String(r.wall_ms).padStart(8)} ${String(r.mb_per_s).padStart(7)} ${String(r.wire_mb).padStart(8)} ${String(r.peak_rss_mb).padStart(9)} ${String(r.rss_before_mb).padStart(10)}\n`);
     }
-    console.log(JSON.stringify({ bench: 'large-session', one_way_delay_ms: oneWayDelayMs, runs, node: process.version, cpus: os.cpus().length, rows }));
+    console.log(JSON.stringify({ bench: 'large-session', one_way_delay_ms: oneWayDelayMs, mbit: mbit || null, runs, node: process.version, cpus: os.cpus().length, rows }));
   } finally {
     for (const p of proxies) await p.close();
     fs.rmSync(dir, { recursive: true, force: true });
