@@ -11,7 +11,8 @@ import { undoPlacement, type PlacementAction, type PlacementRecord } from '../gi
 import type { PlacementPlan } from '../git/placement-decide.js';
 import { workingTree } from '../git/snapshot.js';
 import { listWorktrees, worktreeHome } from '../git/worktrees.js';
-import { backupName, undoCopy, type CopyRecord, type DestinationLook } from '../transcript/copy.js';
+import { backupName, undoCopy, type CopyRecord } from '../transcript/copy.js';
+import type { DestinationLook } from '../transcript/destinations.js';
 
 const Oid = z.string().regex(/^[0-9a-f]{40,64}$/);
 

@@ -19,7 +19,7 @@ import { repoLayout, snapshotOf, type HeadLayout, type Snapshot } from '../git/s
 import { findAgent } from './find-agent.js';
 import type { SendOptions } from './options.js';
 import { refuseChangedSessionFiles } from './session-conflicts.js';
-import { destinationUnder } from '../transcript/copy.js';
+import { destinationUnder } from '../transcript/destinations.js';
 import type { LeftLook } from '../transcript/left-ledger.js';
 import type { Side, Sides } from './sides.js';
 import { agentStartedAt } from './process-age.js';

@@ -4,7 +4,8 @@
 // itself (it may be continued by the session being sent). What was read is kept for the copy,
 // which then does not hash the same files again.
 import type { UnitEntry } from '../../adapters/adapter.js';
-import { destinationUnder, sessionConflict } from '../transcript/copy.js';
+import { sessionConflict } from '../transcript/copy.js';
+import { destinationUnder } from '../transcript/destinations.js';
 import { ledgerDir, lookLeft, type LeftLook } from '../transcript/left-ledger.js';
 import { hostStateDir } from './marker.js';
 import type { Side } from './sides.js';

@@ -3,7 +3,8 @@
 // (git's toplevel, its realpath, herdr's cwd and the process cwd minus the relative part).
 import type { Placement, UnitEntry } from '../../adapters/adapter.js';
 import { buildRewritePlan, type RewritePlan } from '../transcript/rewrite.js';
-import { copyUnit, type CopyRecord, type DestinationLook } from '../transcript/copy.js';
+import { copyUnit, type CopyRecord } from '../transcript/copy.js';
+import type { DestinationLook } from '../transcript/destinations.js';
 import type { LeftLook } from '../transcript/left-ledger.js';
 import type { Snapshot } from '../git/snapshot.js';
 import type { Plan } from './plan.js';

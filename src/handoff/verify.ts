@@ -3,7 +3,8 @@
 import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
 import { headAndWorkingTree, type Snapshot } from '../git/snapshot.js';
-import { remotePrefixHash, type CopyRecord } from '../transcript/copy.js';
+import type { CopyRecord } from '../transcript/copy-types.js';
+import { remotePrefixHash } from '../transcript/target-files.js';
 import type { Plan } from './plan.js';
 import type { Sides } from './sides.js';
 import type { StartResult } from './start.js';

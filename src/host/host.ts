@@ -90,6 +90,16 @@ export interface HostInfo {
 export interface WriteOptions {
   /** Permission bits for a created file (default 0o600: session files are private). */
   mode?: number;
+  /**
+   * The bytes are worth compressing (text): a host across a link may send them compressed when
+   * the other end can undo it (ssh: gzip there), else plain. The file gets exactly the bytes written.
+   */
+  compress?: boolean;
+}
+
+export interface ReadOptions {
+  /** As WriteOptions.compress: the stream still yields the file's own bytes. */
+  compress?: boolean;
 }
 
 /** Part of a file: from byte `start` (0-based), `length` bytes (absent: to the end). */
@@ -129,7 +139,7 @@ export interface Host {
    * Stream a file's bytes (from byte `range.start`, at most `range.length` of them). Rejects with
    * `HostError` code `not_found` when it does not exist.
    */
-  readStream(path: string, range?: ByteRange): Promise<Readable>;
+  readStream(path: string, range?: ByteRange, opts?: ReadOptions): Promise<Readable>;
   /** Whole small file. */
   readFile(path: string): Promise<Buffer>;
   /**

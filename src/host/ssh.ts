@@ -13,7 +13,9 @@ import path from 'node:path';
 import { PassThrough, Readable, type Duplex, type Writable } from 'node:stream';
 import type { Client, ClientChannel, SFTPWrapper, Stats } from 'ssh2';
 import { HostError } from '../errors.js';
-import type { ByteRange, DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResult, WriteOptions } from './host.js';
+import { createGunzip, type Gunzip } from 'node:zlib';
+import type { ByteRange, DirEntry, FileStat, FileType, Host, HostInfo, ReadOptions, RunOptions, RunResult, WriteOptions } from './host.js';
+import { GzipBlocks } from './gzip-blocks.js';
 import { makeLoginProbe } from './login-env.js';
 import { loginPathWithExtras } from './login-path.js';
 import { buildHeader, EXEC_COMMAND, StartMarkFilter, type HeaderSpec } from './remote-command.js';
@@ -53,6 +55,11 @@ export interface SshHostOptions extends ResolveOptions, HandshakeOptions {
   maxChannels?: number;
   /** Called when the ssh handshake with the first hop has begun (resolved, TCP connected, first bytes sent). */
   onDial?: () => void;
+  /**
+   * The remote program that compresses file streams asked to (`compress`), with gzip's flags
+   * (`-1 -c`, `-dc`); used when the remote has it, else the bytes go plain. Default 'gzip'; null: never.
+   */
+  streamCompressor?: string | null;
 }
 
 /** What the connection cost; read by tests and the benchmark. */
@@ -128,11 +135,20 @@ function killChannel(ch: ClientChannel, signal: 'KILL' | 'TERM' = 'KILL'): void 
 }
 
 // Scripts run by /bin/sh through the header with positional arguments, never interpolated.
-// The start mark ("$2" / "$3") goes out once the file is open: what follows is the file.
-const READ_SCRIPT = '[ -e "$1" ] || exit 66; exec 3<"$1" || exit 67; printf %s "$2"; exec cat <&3 3<&-';
-/** READ_SCRIPT for part of the file: $3 the first byte (1-based, for tail), $4 how many ('' = to the end). */
-const READ_RANGE_SCRIPT = '[ -e "$1" ] || exit 66; exec 3<"$1" || exit 67; printf %s "$2"; if [ -z "$4" ]; then exec tail -c "+$3" <&3 3<&-; fi; tail -c "+$3" <&3 | head -c "$4"';
-const WRITE_SCRIPT = 'umask 077; : >"$1" || exit 67; chmod -- "$2" "$1" || exit 67; printf %s "$3"; exec cat >"$1"';
+// The start mark ("$2" / "$3") goes out once the file is open: what follows is the file. File
+// streams may cross compressed: given a compressor (gzip's flags) that the remote has, the mark
+// is followed by `z` and the bytes are its stream; else by `-` and the plain bytes.
+const HAS_Z = '[ -n "$z" ] && command -v "$z" >/dev/null 2>&1';
+/** $1 file, $2 mark, $3 compressor ('' = none). */
+const READ_SCRIPT = `[ -e "$1" ] || exit 66; exec 3<"$1" || exit 67; z=$3; if ${HAS_Z}; then printf %sz "$2"; exec "$z" -1 -c <&3 3<&-; fi; printf %s- "$2"; exec cat <&3 3<&-`;
+/** READ_SCRIPT for part of the file: $3 the first byte (1-based, for tail), $4 how many ('' = to the end), $5 compressor. */
+const READ_RANGE_SCRIPT = [
+  '[ -e "$1" ] || exit 66; exec 3<"$1" || exit 67; z=$5',
+  `if ${HAS_Z}; then printf %sz "$2"; out() { "$z" -1 -c; }; else z=; printf %s- "$2"; out() { cat; }; fi`,
+  'if [ -z "$4" ]; then tail -c "+$3" <&3 3<&- | out; else tail -c "+$3" <&3 3<&- | head -c "$4" | out; fi',
+].join('\n');
+/** $1 file, $2 mode, $3 mark, $4 compressor. */
+const WRITE_SCRIPT = `umask 077; : >"$1" || exit 67; chmod -- "$2" "$1" || exit 67; z=$4; if ${HAS_Z}; then printf %sz "$3"; exec "$z" -dc >"$1"; fi; printf %s- "$3"; exec cat >"$1"`;
 const WHICH_SCRIPT = `${FIND_PROGRAM_FN}; find_program "$1"`;
 const TOUCH_SCRIPT = '[ -e "$1" ] || exit 66; touch -a -d "$2" -- "$1" && touch -m -d "$3" -- "$1"';
 const NOT_FOUND_EXIT = 66;
@@ -180,6 +196,7 @@ export class SshHost implements Host {
   private readonly slots: Slots;
   private readonly commandTimeoutMs: number;
   private readonly loginEnvTimeoutMs: number;
+  private readonly compressor: string;
   private readonly counts = { handshakes: 0, channels: 0, commands: 0, sftpRequests: 0 };
   private readonly onLost = new Set<(err: HostError) => void>();
   /** Printed right before the program starts; stdout before it came from shell start-up files. */
@@ -205,6 +222,7 @@ export class SshHost implements Host {
     this.slots = new Slots(Math.max(2, opts.maxChannels ?? DEFAULT_MAX_CHANNELS));
     this.commandTimeoutMs = opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
     this.loginEnvTimeoutMs = opts.loginEnvTimeoutMs ?? DEFAULT_LOGIN_ENV_TIMEOUT_MS;
+    this.compressor = opts.streamCompressor === undefined ? 'gzip' : (opts.streamCompressor ?? '');
     for (const hop of hops) {
       hop.client.on('error', (err: SshError) => this.connectionLost(err));
       hop.client.on('close', () => this.connectionLost(undefined));
@@ -472,9 +490,10 @@ export class SshHost implements Host {
     return new HostError('io_failed', `${op} ${p} on ${this.label} failed${msg ? `: ${msg}` : ''}.`);
   }
 
-  async readStream(p: string, range?: ByteRange): Promise<Readable> {
+  async readStream(p: string, range?: ByteRange, opts: ReadOptions = {}): Promise<Readable> {
     const ch = await this.openExec();
-    const argv = range ? ['/bin/sh', '-c', READ_RANGE_SCRIPT, 'sh', p, this.mark, String(range.start + 1), range.length === undefined ? '' : String(range.length)] : ['/bin/sh', '-c', READ_SCRIPT, 'sh', p, this.mark];
+    const z = opts.compress ? this.compressor : '';
+    const argv = range ? ['/bin/sh', '-c', READ_RANGE_SCRIPT, 'sh', p, this.mark, String(range.start + 1), range.length === undefined ? '' : String(range.length), z] : ['/bin/sh', '-c', READ_SCRIPT, 'sh', p, this.mark, z];
     ch.end(`${buildHeader({ argv })}\n`);
     return new Promise<Readable>((resolve, reject) => {
       const errOut: Buffer[] = [];
@@ -491,18 +510,32 @@ export class SshHost implements Host {
       };
       this.onLost.add(onLost);
       const filter = new StartMarkFilter(this.mark);
+      // Compressed (`z` after the mark): gunzip here; it ends when the channel does, and the
+      // stream after it once the exit status says the whole file was read.
+      let gunzip: Gunzip | undefined;
+      let gunzipEnded = false;
       const onData = (d: Buffer): void => {
-        const rest = filter.feed(d);
-        if (started || !filter.found) return;
+        let rest = filter.feed(d);
+        if (started || !filter.found || rest.length === 0) return;
+        const flag = rest[0];
+        rest = rest.subarray(1);
         started = true;
         ch.removeListener('data', onData);
-        if (rest.length) pass.write(rest);
-        ch.pipe(pass, { end: false });
+        if (flag === 0x7a) {
+          gunzip = createGunzip();
+          gunzip.on('end', () => (gunzipEnded = true));
+          gunzip.on('error', (err) => pass.destroy(this.ioError('Reading', p, `corrupt compressed stream: ${err.message}`)));
+          gunzip.pipe(pass, { end: false });
+        }
+        const sink = gunzip ?? pass;
+        if (rest.length) sink.write(rest);
+        ch.pipe(sink, { end: sink === gunzip });
         resolve(pass);
       };
       ch.on('data', onData);
       // A consumer that stops early must not leave the channel (and its slot) open.
       pass.on('close', () => {
+        gunzip?.destroy();
         ch.close();
       });
       ch.on('close', () => {
@@ -511,8 +544,9 @@ export class SshHost implements Host {
           reject(this.lost ?? this.ioError('Reading', p, Buffer.concat(errOut), exitCode));
           return;
         }
-        if (exitCode === 0) pass.end();
-        else pass.destroy(this.lost ?? this.ioError('Reading', p, Buffer.concat(errOut), exitCode));
+        if (exitCode !== 0) pass.destroy(this.lost ?? this.ioError('Reading', p, Buffer.concat(errOut), exitCode));
+        else if (!gunzip || gunzipEnded) pass.end();
+        else gunzip.once('end', () => pass.end());
       });
     });
   }
@@ -530,7 +564,7 @@ export class SshHost implements Host {
   async writeStream(p: string, opts: WriteOptions = {}): Promise<{ stream: Writable; done: Promise<void> }> {
     const mode = (opts.mode ?? 0o600).toString(8);
     const ch = await this.openExec();
-    ch.write(`${buildHeader({ argv: ['/bin/sh', '-c', WRITE_SCRIPT, 'sh', p, mode, this.mark] })}\n`);
+    ch.write(`${buildHeader({ argv: ['/bin/sh', '-c', WRITE_SCRIPT, 'sh', p, mode, this.mark, opts.compress ? this.compressor : ''] })}\n`);
     const errOut: Buffer[] = [];
     let exitCode: number | undefined;
     let ready = false;
@@ -550,19 +584,27 @@ export class SshHost implements Host {
         else reject(this.ioError('Writing', p, Buffer.concat(errOut), exitCode));
       });
     });
-    // Wait for the file to be open (the mark), so a missing folder fails here, as it does locally.
+    // Wait for the file to be open (the mark), so a missing folder fails here, as it does locally;
+    // the byte after it says whether the remote decompresses (`z`).
     const filter = new StartMarkFilter(this.mark);
-    await new Promise<void>((resolve, reject) => {
+    const compressed = await new Promise<boolean>((resolve, reject) => {
       ch.on('data', (d: Buffer) => {
-        filter.feed(d);
-        if (!ready && filter.found) {
+        const rest = filter.feed(d);
+        if (!ready && filter.found && rest.length > 0) {
           ready = true;
-          resolve();
+          resolve(rest[0] === 0x7a);
         }
       });
       done.then(() => reject(this.ioError('Writing', p, '')), reject);
     });
-    return { stream: ch, done };
+    if (!compressed) return { stream: ch, done };
+    const gz = new GzipBlocks();
+    gz.pipe(ch);
+    // Stopped before its end (an abort): the remote sees a cut stream, fails, and `done` says so.
+    gz.on('close', () => {
+      if (!gz.writableFinished) ch.destroy();
+    });
+    return { stream: gz, done };
   }
 
   async writeFile(p: string, data: string | Buffer, opts: WriteOptions = {}): Promise<void> {

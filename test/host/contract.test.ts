@@ -153,6 +153,33 @@ describe.each(implementations)('%s: Host contract', (name, make) => {
     expect((await host.readFile(path.posix.join(dir, 'empty.txt'))).length).toBe(0);
   });
 
+  it('streams asked to compress still write and read the exact bytes (whole, parts, empty)', async () => {
+    // Text that compresses, with a run of random bytes that does not.
+    const text = Buffer.from(Array.from({ length: 40_000 }, (_, i) => `{"line":${i},"cwd":"/home/x/repo"}\n`).join(''));
+    const data = Buffer.concat([text.subarray(0, 700_000), randomBytes(300_000), text.subarray(700_000)]);
+    const file = path.posix.join(dir, 'z.jsonl');
+    const { stream, done } = await host.writeStream(file, { mode: 0o600, compress: true });
+    await pipeline(Readable.from([data.subarray(0, 12_345), data.subarray(12_345, 2_000_000), data.subarray(2_000_000)]), stream);
+    await done;
+    expect((await host.stat(file))?.size).toBe(data.length);
+    const read = async (range?: { start: number; length?: number }) => {
+      const c = new Collect();
+      await pipeline(await host.readStream(file, range, { compress: true }), c);
+      return c.bytes;
+    };
+    expect(sha(await read())).toBe(sha(data));
+    expect(sha(await read({ start: 999_999 }))).toBe(sha(data.subarray(999_999)));
+    expect(sha(await read({ start: 10, length: 500_000 }))).toBe(sha(data.subarray(10, 500_010)));
+    expect((await read({ start: 5, length: 0 })).length).toBe(0);
+    const empty = path.posix.join(dir, 'z-empty');
+    const w = await host.writeStream(empty, { compress: true });
+    w.stream.end();
+    await w.done;
+    expect((await host.stat(empty))?.size).toBe(0);
+    expect((await read({ start: data.length })).length).toBe(0);
+    await expectHostError(host.readStream(path.posix.join(dir, 'missing'), undefined, { compress: true }), 'not_found');
+  });
+
   it('mkdirOnce: of many callers exactly one makes the folder (private), none makes a missing parent', async () => {
     const lock = path.posix.join(dir, 'lock once');
     const made = await Promise.all(Array.from({ length: 6 }, () => host.mkdirOnce(lock, 0o700)));

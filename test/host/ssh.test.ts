@@ -6,6 +6,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Client } from 'ssh2';
 import { SshHost } from '../../src/host/ssh.js';
 import { useWorld } from '../helpers/world.js';
@@ -132,6 +134,44 @@ describe('one connection', () => {
       await host.remove(file);
     } finally {
       await host.close();
+    }
+  });
+
+  it('file streams asked to compress cross gzipped when the remote has gzip, plain when not; a cut one fails', async () => {
+    const text = Buffer.from(Array.from({ length: 60_000 }, (_, i) => `{"type":"message","n":${i},"cwd":"/home/laptop/code/hark"}\n`).join(''));
+    const crossing = async (host: SshHost, file: string) => {
+      const before = host.counters.bytesOut;
+      const { stream, done } = await host.writeStream(file, { compress: true });
+      await pipeline(Readable.from([text]), stream);
+      await done;
+      const up = host.counters.bytesOut - before;
+      const down0 = host.counters.bytesIn;
+      const chunks: Buffer[] = [];
+      for await (const c of await host.readStream(file, { start: 1 }, { compress: true })) chunks.push(c as Buffer);
+      expect(Buffer.concat(chunks).equals(text.subarray(1))).toBe(true);
+      expect(fs.readFileSync(file).equals(text)).toBe(true);
+      return { up, down: host.counters.bytesIn - down0 };
+    };
+    const gz = await SshHost.connect('w-vega', fx.opts);
+    const plain = await SshHost.connect('w-vega', { ...fx.opts, streamCompressor: 'ah-no-such-gzip' });
+    try {
+      const dir = (await gz.info()).tmpdir;
+      const z = await crossing(gz, path.posix.join(dir, `ah-z-${process.pid}`));
+      expect(z.up).toBeLessThan(text.length / 5);
+      expect(z.down).toBeLessThan(text.length / 5);
+      // The remote lacks the compressor: the same calls send the plain bytes.
+      const p = await crossing(plain, path.posix.join(dir, `ah-plain-${process.pid}`));
+      expect(p.up).toBeGreaterThan(text.length);
+      expect(p.down).toBeGreaterThan(text.length - 1);
+      // A compressed write stopped half-way: the remote sees a cut stream and `done` fails.
+      const cut = path.posix.join(dir, `ah-cut-${process.pid}`);
+      const { stream, done } = await gz.writeStream(cut, { compress: true });
+      stream.write(text.subarray(0, 3 << 20));
+      stream.destroy();
+      expect(await hostErrorOf(done)).toMatchObject({ code: 'io_failed' });
+      for (const f of [`ah-z-${process.pid}`, `ah-plain-${process.pid}`, `ah-cut-${process.pid}`]) await gz.remove(path.posix.join(dir, f));
+    } finally {
+      await Promise.all([gz.close(), plain.close()]);
     }
   });
 

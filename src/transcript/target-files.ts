@@ -1,0 +1,123 @@
+// Writing files on the target with its own tools (it has no node): temp files (a small one in
+// one program, a large one streamed), installing them (mode, times, atomic rename) and hashing a
+// prefix of a file there.
+import { once } from 'node:events';
+import path from 'node:path/posix';
+import type { Writable } from 'node:stream';
+import { HandoffError } from '../errors.js';
+import type { Host } from '../host/host.js';
+import { HASH_FN, MISSING_HASH_TOOL } from './left-ledger.js';
+
+/**
+ * sha256 of the first `n` bytes of `file` on `host`, computed there with its own tool
+ * (`sha256sum` on GNU and busybox, `shasum -a 256` on macOS): one program, one round trip.
+ */
+export async function remotePrefixHash(host: Host, file: string, n: number): Promise<string> {
+  // The path and count are positional parameters: the shell never parses them.
+  const r = await host.run(['/bin/sh', '-c', PREFIX_HASH_SCRIPT, 'sh', String(n), file]);
+  if (r.exitCode === MISSING_HASH_TOOL) {
+    throw new HandoffError('missing_tool', `Neither sha256sum nor shasum is installed on ${host.label}.`, { fix: `Install coreutils (sha256sum) on ${host.label}.` });
+  }
+  const hex = /^([0-9a-f]{64})\b/.exec(r.stdout.trim())?.[1];
+  if (r.exitCode !== 0 || !hex) {
+    throw new HandoffError('hash_failed', `Could not hash ${file} on ${host.label}: ${r.stderr.trim() || r.stdout.trim() || `exit ${r.exitCode}`}.`, {
+      fix: `Check that ${file} is readable on ${host.label}.`,
+    });
+  }
+  return hex;
+}
+
+const PREFIX_HASH_SCRIPT = [
+  'n=$1; f=$2',
+  '[ -f "$f" ] || { printf "not a regular file: %s\\n" "$f" >&2; exit 66; }',
+  HASH_FN,
+  'head -c "$n" <"$f" | h',
+].join('\n');
+
+/** $2 given the ISO time $3 (atime and mtime alike: one touch), then renamed to $4 ('' = stay). */
+const TIMES_AND_RENAME = 'touch -d "$3" -- "$2" && { [ -z "$4" ] || mv -f -- "$2" "$4"; }';
+/** $1 mode (octal), $2 file, $3 ISO time for atime and mtime, $4 where to rename it ('' = stay). */
+export const INSTALL_SCRIPT = `chmod -- "$1" "$2" && ${TIMES_AND_RENAME}`;
+/**
+ * The same, after writing stdin to $2 (private until the chmod, which a private file does not
+ * need); nothing is left behind on failure.
+ */
+const WRITE_AND_INSTALL_SCRIPT = `umask 077; { cat >"$2" && { [ "$1" = 600 ] || chmod -- "$1" "$2"; } && ${TIMES_AND_RENAME}; } || { rm -f -- "$2"; exit 1; }`;
+
+/** Mode and times to give a written file, and where to rename it ('' = it stays where written). */
+export interface Install {
+  mode: number;
+  mtimeMs: number;
+  to: string;
+}
+
+export function installArgs(i: Install, file: string): string[] {
+  return [i.mode.toString(8), file, new Date(i.mtimeMs).toISOString(), i.to];
+}
+
+export async function runOk(host: Host, argv: string[], what: string): Promise<void> {
+  const r = await host.run(argv);
+  if (r.exitCode !== 0) throw new HandoffError('copy_failed', `${what} failed on ${host.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`);
+}
+
+async function write(ws: Writable, chunk: Buffer): Promise<void> {
+  if (!ws.write(chunk)) await once(ws, 'drain');
+}
+
+/** Up to this many bytes a temp file goes in one write (one round trip over ssh) instead of a stream. */
+const SMALL_FILE_BYTES = 12 * 1024;
+
+/**
+ * A temp file beside `file`, written chunk by chunk. The first SMALL_FILE_BYTES are held back, so
+ * a small file goes in one write; a larger one opens a stream and goes on with constant memory.
+ */
+export class TempFile {
+  readonly path: string;
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  private out: { stream: Writable; done: Promise<void> } | null = null;
+
+  constructor(
+    private readonly target: Host,
+    file: string,
+    tag: string,
+    private readonly mode: number,
+  ) {
+    this.path = path.join(path.dirname(file), `.${path.basename(file)}.ah-${tag}.tmp`);
+  }
+
+  async write(chunk: Buffer): Promise<void> {
+    if (this.out) return write(this.out.stream, chunk);
+    this.held.push(chunk);
+    this.heldBytes += chunk.length;
+    if (this.heldBytes <= SMALL_FILE_BYTES) return;
+    this.out = await this.target.writeStream(this.path, { mode: this.mode, compress: true });
+    for (const c of this.held.splice(0)) await write(this.out.stream, c);
+  }
+
+  /**
+   * Close the file. With `install`, a small file is written, given its mode and times and renamed
+   * in the same program (one round trip for the whole file); returns whether that was done.
+   */
+  async finish(install?: Install): Promise<boolean> {
+    if (!this.out) {
+      if (!install) {
+        await this.target.writeFile(this.path, Buffer.concat(this.held), { mode: this.mode });
+        return false;
+      }
+      const r = await this.target.run(['/bin/sh', '-c', WRITE_AND_INSTALL_SCRIPT, 'sh', ...installArgs(install, this.path)], { stdin: Buffer.concat(this.held) });
+      if (r.exitCode !== 0) throw new HandoffError('copy_failed', `Writing ${install.to || this.path} failed on ${this.target.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`);
+      return true;
+    }
+    this.out.stream.end();
+    await this.out.done;
+    return false;
+  }
+
+  /** Stop writing and remove whatever was written. */
+  async abort(): Promise<void> {
+    this.out?.stream.destroy();
+    await this.out?.done.catch(() => undefined);
+    await this.target.remove(this.path);
+  }
+}
