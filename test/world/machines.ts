@@ -8,6 +8,7 @@
 // for UsePAM no, /run/sshd, MaxSessions).
 import { execFileSync, spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { createServer } from 'node:net';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,21 +70,27 @@ export interface World {
   /** Environment overrides for fast tests (simulator and fake agents only). */
   fastEnv: Record<string, string>;
   /** Newest mtime of the compiled world code that was installed (reinstall when it changes). */
-  libFingerprint: number;
+  libFingerprint: string;
 }
 
-function libFingerprint(): number {
-  let newest = 0;
+/**
+ * What the world's servers run, by content: the same build from any checkout (a worktree, a CI
+ * clone) finds the world up and leaves its servers alone; a changed build restarts them. Without
+ * a build there is nothing to run: said before anything running is touched.
+ */
+function libFingerprint(): string {
+  const compiled = path.join(repoDir(), 'dist', 'test', 'world');
+  if (!fs.existsSync(compiled)) throw new Error(`compiled world code missing at ${compiled}; run npm run build first`);
+  const hash = createHash('sha256');
   const walk = (dir: string) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const p = path.join(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else newest = Math.max(newest, fs.statSync(p).mtimeMs);
+      else if (!e.name.endsWith('.map')) hash.update(`${path.relative(compiled, p)}\0`).update(fs.readFileSync(p)).update('\0');
     }
   };
-  const compiled = path.join(repoDir(), 'dist', 'test', 'world');
-  if (fs.existsSync(compiled)) walk(compiled);
-  return newest;
+  walk(compiled);
+  return hash.digest('hex').slice(0, 32);
 }
 
 // herdr's real waits are its own (3 s readiness); only the simulator and the fakes are sped up.
@@ -520,9 +527,10 @@ export async function setupWorld(): Promise<World> {
   fs.mkdirSync(WORLD_DIR, { recursive: true, mode: 0o755 });
   return withLock(path.join(WORLD_DIR, '.setup.lock'), async () => {
     const existing = loadWorld();
-    if (existing && worldIsUp(existing) && existing.libFingerprint === libFingerprint()) return existing;
+    const fingerprint = libFingerprint();
+    if (existing && worldIsUp(existing) && existing.libFingerprint === fingerprint) return existing;
     // World code changed since it was installed: servers must run the new code.
-    if (existing && (existing.libFingerprint !== libFingerprint() || existing.herdrKind !== wantedHerdrKind())) await stopHerdrServers(existing);
+    if (existing && (existing.libFingerprint !== fingerprint || existing.herdrKind !== wantedHerdrKind())) await stopHerdrServers(existing);
     const users: Record<string, WorldUser> = {};
     for (const name of MACHINE_USERS) users[name] = ensureUser(name, '/bin/bash');
     for (const [name, shell] of Object.entries(SHELL_USERS)) users[name] = ensureUser(name, shell);
@@ -544,7 +552,7 @@ export async function setupWorld(): Promise<World> {
       herdrKind: wantedHerdrKind(),
       app: '',
       fastEnv: FAST_ENV,
-      libFingerprint: libFingerprint(),
+      libFingerprint: fingerprint,
     };
     installLib(world);
     await installExecutables(world);
