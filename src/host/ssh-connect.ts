@@ -1,6 +1,7 @@
 // Establishing the ssh session: resolve the ProxyJump chain like OpenSSH, open the TCP socket
 // (TCP_NODELAY), and per hop verify the host key against known_hosts and authenticate without
-// prompts; later hops ride on a forwarded channel (`forwardOut`) of the previous hop.
+// prompts; later hops ride on a forwarded channel (`forwardOut`) of the previous hop. `dialChain`
+// does all of it within one deadline.
 import net from 'node:net';
 import type { Duplex, Readable } from 'node:stream';
 import type { AnyAuthMethod, Client, ClientChannel } from 'ssh2';
@@ -8,7 +9,7 @@ import { HostError } from '../errors.js';
 import { knownHostsName, pinnedHostKeyAlgorithms, readKnownHostsFiles, verifyHostKey } from './known-hosts.js';
 import { planAuth } from './ssh-auth.js';
 import { authBehindServiceRequest, signWithoutQuery } from './ssh-fast-auth.js';
-import { authError, hopLabel, hostKeyError, socketError, type SshError } from './ssh-errors.js';
+import { authError, hopLabel, hostKeyError, namedTarget, socketError, type SshError } from './ssh-errors.js';
 import { resolveSshTarget, type ResolvedTarget, type ResolveOptions } from './ssh-target.js';
 import { ssh2 } from './ssh2-lib.js';
 
@@ -144,4 +145,75 @@ export function handshake(hop: ResolvedTarget, sock: Duplex, opts: HandshakeOpti
     signWithoutQuery(client, plan.agentClient);
     authBehindServiceRequest(client);
   });
+}
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
+
+export interface DialOptions extends ResolveOptions, HandshakeOptions {
+  /** Bound on TCP connect + handshake + auth for the whole jump chain (default ConnectTimeout, else 15 s). */
+  connectTimeoutMs?: number;
+  /** Called when the ssh handshake with the first hop has begun (resolved, TCP connected, first bytes sent). */
+  onDial?: () => void;
+}
+
+export interface Dialed {
+  /** Every hop, first jump first; the target last. */
+  chain: ResolvedTarget[];
+  hops: Hop[];
+  /** The TCP socket to the first hop. */
+  socket: net.Socket;
+  /** Wall time of TCP connect + handshakes + auth. */
+  connectMs: number;
+}
+
+/** Resolve `target` like OpenSSH, connect (through any ProxyJump hops), verify and authenticate. */
+export async function dialChain(target: string, opts: DialOptions): Promise<Dialed> {
+  const chain = await resolveChain(target, opts);
+  const last = chain[chain.length - 1]!;
+  const timeoutMs = opts.connectTimeoutMs ?? last.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const started = Date.now();
+  const hops: Hop[] = [];
+  let socket: net.Socket | undefined;
+  let timedOut = false;
+  const attempt = (async () => {
+    const dialing = tcpConnect(chain[0]!);
+    // ssh2 loads while the TCP handshake is under way (only the ssh handshake needs it).
+    try {
+      ssh2();
+    } catch {
+      // the handshake reports it
+    }
+    socket = await dialing;
+    let sock: Duplex = socket;
+    for (let i = 0; i < chain.length; i++) {
+      const hop = chain[i]!;
+      if (timedOut) throw new Error('timed out');
+      const shaking = handshake(hop, sock, opts, i === 0, timeoutMs + 1000);
+      if (i === 0) opts.onDial?.();
+      const client = await shaking;
+      hops.push({ client, resolved: hop });
+      const next = chain[i + 1];
+      if (next) sock = await forwardOut(client, next, hop);
+    }
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      reject(new HostError('connect_timeout', `No ssh session with ${namedTarget(target, hopLabel(last))} within ${Math.round(timeoutMs / 100) / 10} s${chain.length > 1 ? ` (via ${chain.slice(0, -1).map(hopLabel).join(' → ')})` : ''}.`, {
+        fix: 'Check that the host is up and reachable and that the port runs sshd (a firewall that drops packets looks like this too).',
+      }));
+    }, timeoutMs);
+  });
+  try {
+    await Promise.race([attempt, deadline]);
+  } catch (err) {
+    attempt.catch(() => undefined);
+    for (const h of hops.reverse()) h.client.end();
+    (socket as net.Socket | undefined)?.destroy();
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+  return { chain, hops, socket: socket!, connectMs: Date.now() - started };
 }

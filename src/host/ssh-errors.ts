@@ -11,6 +11,12 @@ export function hopLabel(hop: ResolvedTarget): string {
   return `${hop.user}@${hop.hostName}${hop.port === 22 ? '' : `:${hop.port}`}`;
 }
 
+/** What the user typed, with the address when that was an alias: `vega-slow (vega@127.0.0.1:2300)`. */
+export function namedTarget(typed: string, address: string): string {
+  const label = typed.trim();
+  return !label || label === address ? address : `${label} (${address})`;
+}
+
 function keyscanType(keyType: string): string {
   if (keyType === 'ssh-ed25519') return 'ed25519';
   if (keyType === 'ssh-rsa') return 'rsa';

@@ -1,6 +1,6 @@
 // ssh2, loaded on first use: ~45 ms of module loading (it stays outside the bundle, so no code
 // cache covers it) that --version, help and local commands never need, and that a connection
-// pays while its `ssh -G` runs in another process (see SshHost.connect).
+// pays while its `ssh -G` runs in another process (see dialChain in ssh-connect.ts).
 import { createRequire } from 'node:module';
 
 type Ssh2 = typeof import('ssh2');

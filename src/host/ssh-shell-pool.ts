@@ -1,0 +1,54 @@
+// The connection's long-lived command shells (ssh-shell.ts): a few, each keeping one channel
+// slot, handed to one command at a time.
+import { randomBytes } from 'node:crypto';
+import { killChannel } from './ssh-channel-end.js';
+import type { SshLink } from './ssh-link.js';
+import { CommandShell, shellLoop } from './ssh-shell.js';
+
+/** Each shell keeps one channel slot; the rest stay for streams, SFTP and parallel commands. */
+const MAX_SHELLS = 3;
+
+export class ShellPool {
+  private readonly shells: CommandShell[] = [];
+  private opening = 0;
+  private readonly mark = `AHSH${randomBytes(8).toString('hex')}`;
+
+  constructor(private readonly link: SshLink) {}
+
+  /**
+   * An idle command shell, opening one when there is room; null when all are busy (the caller
+   * then uses a plain exec channel, so parallel commands never queue behind each other).
+   */
+  async take(): Promise<CommandShell | null> {
+    const idle = this.shells.find((s) => !s.busy && !s.dead);
+    if (idle) {
+      idle.busy = true;
+      return idle;
+    }
+    if (this.shells.length + this.opening >= MAX_SHELLS) return null;
+    this.opening++;
+    try {
+      const ch = await this.link.openExec();
+      this.link.counts.commands--; // the shell itself is not a command; its commands are counted
+      ch.write(`${shellLoop(this.mark)}\n`);
+      // TERM, not KILL: sshd signals the whole group (the loop and its command), and the loop
+      // then removes its private folder on its way out (a KILL left it there, with the last output).
+      const shell = new CommandShell(ch, this.mark, this.link.label, (c) => killChannel(c, 'TERM'));
+      shell.busy = true;
+      this.shells.push(shell);
+      this.link.onLost.add((e) => shell.fail(e));
+      return shell;
+    } finally {
+      this.opening--;
+    }
+  }
+
+  release(shell: CommandShell): void {
+    shell.busy = false;
+    if (shell.dead) this.shells.splice(this.shells.indexOf(shell) >>> 0, 1);
+  }
+
+  closeAll(): void {
+    for (const shell of this.shells) shell.close();
+  }
+}
