@@ -9,7 +9,7 @@ import type { Host } from '../src/host/host.js';
 import { LocalHost } from '../src/host/local.js';
 import { SshHost } from '../src/host/ssh.js';
 import { copyUnit, type CopyEntry } from '../src/transcript/copy.js';
-import type { RewritePlan } from '../src/transcript/rewrite.js';
+import type { RewritePlan } from '../src/transcript/rewrite-plan.js';
 
 export interface ChildJob {
   /** ssh alias (in `configFile`) or 'local'. */

@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { buildRewritePlan, createRewriteStream } from '../src/transcript/rewrite.js';
+import { buildRewritePlan } from '../src/transcript/rewrite-plan.js';
+import { createRewriteStream } from '../src/transcript/rewrite.js';
 
 const MB = 1024 * 1024;
 const sizeMb = Number(process.env.AH_BENCH_MB ?? 1024);

@@ -1,6 +1,7 @@
 // `doctor [TARGET] [--from HOST]`: is everything a handoff needs in place, here and there?
 // Works on a machine without herdr (it says so, with the fix). Exit 0 only when ready.
-import { HerdrClient, type HerdrProbe } from '../herdr/client.js';
+import { HerdrClient } from '../herdr/client.js';
+import type { HerdrProbe } from '../herdr/probe.js';
 import type { IntegrationState } from '../herdr/integration.js';
 import type { Host, HostInfo } from '../host/host.js';
 import { SUPPORTED_KINDS, type Problem, type SideReport } from '../result.js';

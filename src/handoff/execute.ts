@@ -4,7 +4,7 @@
 // completes; anything that changes the target is recorded so a failure (or `recover`) can undo it
 // exactly.
 import { HandoffError } from '../errors.js';
-import { HerdrError } from '../herdr/client.js';
+import { HerdrError } from '../herdr/herdr-error.js';
 import { place, undoPlacement, type PlacementRecord } from '../git/place.js';
 import type { PlacementReads } from '../git/placement-read.js';
 import { sameWork, snapshotAgain, type Snapshot } from '../git/snapshot.js';

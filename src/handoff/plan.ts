@@ -6,7 +6,7 @@ import { sideCtx, type Adapter, type Placement, type SessionRef, type SideCtx, t
 import { HandoffError } from '../errors.js';
 import type { AgentInfo, ProcessInfo } from '../herdr/schemas.js';
 import type { IntegrationState } from '../herdr/integration.js';
-import type { HerdrProbe } from '../herdr/client.js';
+import type { HerdrProbe } from '../herdr/probe.js';
 import { SUPPORTED_KINDS, type SupportedKind } from '../result.js';
 import { recallCheckouts, rememberCheckouts } from '../git/checkout-memory.js';
 import { discoverCheckout, repoRemotes, type DiscoverResult, type DiscoveryLook, type RemoteOfRepo } from '../git/discover.js';

@@ -2,7 +2,8 @@
 // Used by a failing `send` and by `recover --rollback`. Each undo is attempted even when an
 // earlier one failed; failures are reported, never hidden.
 import { HandoffError } from '../errors.js';
-import { HerdrError, type HerdrClient } from '../herdr/client.js';
+import { HerdrError } from '../herdr/herdr-error.js';
+import type { HerdrClient } from '../herdr/client.js';
 import type { Host } from '../host/host.js';
 import { cleanupRefs } from '../git/transfer.js';
 import { undoPlacement } from '../git/place.js';

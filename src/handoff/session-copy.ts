@@ -2,7 +2,7 @@
 // the rewriter (src/transcript). The handoff knows every spelling of the source repo root
 // (git's toplevel, its realpath, herdr's cwd and the process cwd minus the relative part).
 import type { Placement, UnitEntry } from '../../adapters/adapter.js';
-import { buildRewritePlan, type RewritePlan } from '../transcript/rewrite.js';
+import { buildRewritePlan, type RewritePlan } from '../transcript/rewrite-plan.js';
 import { copyUnit, type CopyRecord } from '../transcript/copy.js';
 import type { DestinationLook } from '../transcript/destinations.js';
 import type { LeftLook } from '../transcript/left-ledger.js';

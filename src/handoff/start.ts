@@ -1,7 +1,8 @@
 // Start the agent on the target: a new herdr workspace in the target cwd, `agent start` with the
 // resume argv, the trust answer, and the screens that wait for the user.
 import { HandoffError } from '../errors.js';
-import { HerdrError, type HerdrClient } from '../herdr/client.js';
+import { HerdrError } from '../herdr/herdr-error.js';
+import type { HerdrClient } from '../herdr/client.js';
 import type { AgentInfo } from '../herdr/schemas.js';
 import { sleep } from '../sleep.js';
 import { answerTrust, screenTail, type ScreenClassifier, type ScreenReading, type TrustAnswer, type WaitingScreen } from './screens.js';

@@ -6,7 +6,7 @@
 import type { Adapter, SideCtx } from '../../adapters/adapter.js';
 import { discoveryLook, likelyCheckouts, type DiscoveryLook, type RemoteOfRepo } from '../git/discover.js';
 import { placementReadProgram, placementReadsOf, readPlacementState, type PlacementReads } from '../git/placement-read.js';
-import type { HerdrProbe } from '../herdr/client.js';
+import type { HerdrProbe } from '../herdr/probe.js';
 import type { IntegrationState } from '../herdr/integration.js';
 import { QuestionBatch } from '../host/run-side-by-side.js';
 import { branchSlug, worktreeHome } from '../git/worktrees.js';

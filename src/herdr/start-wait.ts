@@ -2,7 +2,8 @@
 // as herdr's CLI does it, with one more way to tell a failure. A program that exits before
 // herdr saw its process stays "launch pending" to herdr for the whole timeout; here the shell is
 // back in the foreground below the typed command, and the start fails within about a second.
-import { HerdrError, type HerdrClient } from './client.js';
+import { HerdrError } from './herdr-error.js';
+import type { HerdrClient } from './client.js';
 import type { AgentInfo } from './schemas.js';
 
 // herdr's readiness is a fixed time from the launch: each poll's wait is added to the agent's

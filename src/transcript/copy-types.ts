@@ -4,7 +4,8 @@ import type { Host } from '../host/host.js';
 import type { LeftLook } from './left-ledger.js';
 import type { ContentFacts } from './arrivals.js';
 import type { DestinationLook } from './destinations.js';
-import type { RewriteMatcher, RewritePlan } from './rewrite.js';
+import type { RewriteMatcher } from './rewrite-matcher.js';
+import type { RewritePlan } from './rewrite-plan.js';
 
 /** One file of a unit (the shape `UnitEntry` of adapters/adapter.ts has). */
 export interface CopyEntry {

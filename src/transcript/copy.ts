@@ -21,7 +21,7 @@ import type { CopyAction, CopyRecord, CopyRequest } from './copy-types.js';
 import { destinationUnder, prepareFolders } from './destinations.js';
 import { delta, extend, writeWhole } from './file-copy.js';
 import { isAsLeft, readLeft, type LeftState } from './left-ledger.js';
-import { matcherFor, RewriteMatcher } from './rewrite.js';
+import { matcherFor, RewriteMatcher } from './rewrite-matcher.js';
 import { INSTALL_SCRIPT, installArgs, remotePrefixHash, runOk } from './target-files.js';
 
 export type { CopiedFile, CopyAction, CopyEntry, CopyRecord, CopyRequest } from './copy-types.js';

@@ -8,7 +8,8 @@ import { pipeline } from 'node:stream/promises';
 import type { ByteRange } from '../host/host.js';
 import { ContentHasher, type ContentFacts, type Verdict } from './arrivals.js';
 import type { CopiedFile, CopyEntry, CopyRequest } from './copy-types.js';
-import { createRewriteStream, type RewriteMatcher } from './rewrite.js';
+import { createRewriteStream } from './rewrite.js';
+import type { RewriteMatcher } from './rewrite-matcher.js';
 import { remotePrefixHash, runOk, TempFile, type Install } from './target-files.js';
 
 /** What a read of the source saw of its own bytes (valid once the stream has ended). */

@@ -6,7 +6,7 @@ import { HandoffError } from '../../src/errors.js';
 import { LocalHost } from '../../src/host/local.js';
 import { ADAPTERS, adapterFor, claude, claudeFolderName, codex, grok, grokFolderName, omp, ompFolderName, pi, piFolderName, type Adapter, type SideCtx } from '../../adapters/index.js';
 import { copyUnit } from '../../src/transcript/copy.js';
-import { buildRewritePlan } from '../../src/transcript/rewrite.js';
+import { buildRewritePlan } from '../../src/transcript/rewrite-plan.js';
 
 const FIX = '/work/shared/fixtures/sessions';
 const temps: string[] = [];

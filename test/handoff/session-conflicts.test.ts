@@ -14,7 +14,7 @@ import type { RunOptions } from '../../src/host/host.js';
 import { LocalHost } from '../../src/host/local.js';
 import { copyUnit, discardBackups } from '../../src/transcript/copy.js';
 import { HASH_FN, ledgerDir, READ_LEFT_PROGRAM, recordLeft } from '../../src/transcript/left-ledger.js';
-import { buildRewritePlan } from '../../src/transcript/rewrite.js';
+import { buildRewritePlan } from '../../src/transcript/rewrite-plan.js';
 
 const temps: string[] = [];
 afterAll(() => {

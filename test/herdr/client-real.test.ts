@@ -5,7 +5,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HerdrClient, HerdrError } from '../../src/herdr/client.js';
+import { HerdrClient } from '../../src/herdr/client.js';
+import { HerdrError } from '../../src/herdr/herdr-error.js';
 import { LocalHost } from '../../src/host/local.js';
 import { startThrowaway, type Kind, type Throwaway } from './throwaway.js';
 

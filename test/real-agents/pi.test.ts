@@ -17,7 +17,7 @@ import { connectHost } from '../../src/host/connect.js';
 import type { Host } from '../../src/host/host.js';
 import { LocalHost } from '../../src/host/local.js';
 import { copyUnit } from '../../src/transcript/copy.js';
-import { buildRewritePlan } from '../../src/transcript/rewrite.js';
+import { buildRewritePlan } from '../../src/transcript/rewrite-plan.js';
 import { makeProject, waitFor, writeAs, type Project } from '../helpers/e2e.js';
 import { useWorld } from '../helpers/world.js';
 import { makeSshFixture } from '../host/ssh-fixtures.js';

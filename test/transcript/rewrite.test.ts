@@ -3,16 +3,10 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
-import {
-  buildRewritePlan,
-  createRewriteStream,
-  fileUrlPath,
-  replacementsOf,
-  rewriteBuffer,
-  RewriteMatcher,
-  type RewritePlan,
-  type RewriteOptions,
-} from '../../src/transcript/rewrite.js';
+import { buildRewritePlan, type RewritePlan } from '../../src/transcript/rewrite-plan.js';
+import { fileUrlPath, replacementsOf } from '../../src/transcript/path-spellings.js';
+import { RewriteMatcher } from '../../src/transcript/rewrite-matcher.js';
+import { createRewriteStream, rewriteBuffer, type RewriteOptions } from '../../src/transcript/rewrite.js';
 
 const simple = (from: string, to: string): RewritePlan => buildRewritePlan({ repo: { source: [from], target: to } });
 const rw = (plan: RewritePlan, text: string, opts: RewriteOptions = {}) => rewriteBuffer(plan, Buffer.from(text, 'utf8'), opts).output.toString('utf8');

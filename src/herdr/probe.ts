@@ -1,0 +1,105 @@
+// Is herdr installed on a host, which version, is its server up? The full probe asks the CLI
+// (`status server`) and, from its answer, tells the socket transport where the server listens;
+// the quick one (`reach`) pings the socket where the CLI would look, starting no herdr process.
+import type { Host, RunResult } from '../host/host.js';
+import { ServerStatus } from './schemas.js';
+import { checkHerdrVersion, type VersionCheck } from './version.js';
+import { expectedSocket } from './socket-path.js';
+import type { HerdrCli } from './cli-runner.js';
+import type { HerdrSocket } from './socket-transport.js';
+
+export interface HerdrProbe {
+  /** Absolute path of the herdr binary on the host, or null when it is not installed. */
+  path: string | null;
+  version: VersionCheck | null;
+  server: 'running' | 'not_running' | 'not_installed';
+  serverStatus: ServerStatus | null;
+  /** The socket `reach()` pinged, when the CLI names another one (reads went to the wrong server). */
+  socketMismatch?: { pinged: string; cli: string };
+}
+
+/** Prints herdr's path ($1, else the login PATH's) on a line, then execs `status server --json`. */
+const PROBE_SCRIPT = 'p=$1; [ -n "$p" ] || p=$(command -v herdr) || exit 127; case $p in /*) ;; *) exit 127;; esac; [ -x "$p" ] || exit 127; printf "%s\\n" "$p"; exec "$p" status server --json';
+
+function parseServerStatus(stdout: string): ServerStatus | null {
+  try {
+    return ServerStatus.parse(JSON.parse(stdout.trim().split('\n').pop() ?? ''));
+  } catch {
+    return null;
+  }
+}
+
+export class HerdrProber {
+  private probing: Promise<HerdrProbe> | undefined;
+  private reaching: Promise<HerdrProbe> | undefined;
+
+  constructor(
+    private readonly host: Host,
+    private readonly cli: HerdrCli,
+    private readonly socket: HerdrSocket,
+    /** A herdr binary to use instead of looking it up on the login PATH. */
+    private readonly fixedBin: string | undefined,
+  ) {}
+
+  /** Installed? which version? server up? — asked once; never throws for "not installed" or "not running". */
+  probe(): Promise<HerdrProbe> {
+    this.probing ??= this.probeOnce();
+    return this.probing;
+  }
+
+  /** The probe's program: find herdr on the login PATH and ask the server's status. */
+  probeArgv(): string[] {
+    return ['/bin/sh', '-c', PROBE_SCRIPT, 'sh', this.fixedBin ?? ''];
+  }
+
+  /** The probe, from the answer to `probeArgv` asked elsewhere (unless this probed already). */
+  probeAnswered(answer: Promise<RunResult>): Promise<HerdrProbe> {
+    this.probing ??= answer.then((r) => this.probeOf(r));
+    return this.probing;
+  }
+
+  private async probeOnce(): Promise<HerdrProbe> {
+    return this.probeOf(await this.host.run(this.probeArgv(), { timeoutMs: this.cli.timeoutMs }));
+  }
+
+  private async probeOf(r: RunResult): Promise<HerdrProbe> {
+    // A running, compatible server reports its version, which the CLI shares (the protocol
+    // matches); `--version` is asked only when the status cannot tell.
+    const nl = r.stdout.indexOf('\n');
+    const path = r.exitCode === 127 || nl < 1 ? null : r.stdout.slice(0, nl);
+    this.cli.learnBin(path);
+    if (!path) return { path: null, version: null, server: 'not_installed', serverStatus: null };
+    const serverStatus = parseServerStatus(r.stdout.slice(nl + 1));
+    const told = serverStatus?.running && serverStatus.compatible !== false ? serverStatus.version : null;
+    this.socket.use(told && serverStatus?.socket ? serverStatus.socket : null);
+    const version = checkHerdrVersion(told ?? (await this.host.run([path, '--version'], { timeoutMs: this.cli.timeoutMs })).stdout);
+    const pinged = this.socket.pinged;
+    const mismatch = pinged && serverStatus?.socket && serverStatus.socket !== pinged ? { pinged, cli: serverStatus.socket } : null;
+    return { path, version, server: serverStatus?.running ? 'running' : 'not_running', serverStatus, ...(mismatch ? { socketMismatch: mismatch } : {}) };
+  }
+
+  /** The quick probe (see HerdrClient.reach): a ping, else the full probe. */
+  reach(): Promise<HerdrProbe> {
+    this.reaching ??= this.reachOnce();
+    return this.reaching;
+  }
+
+  private async reachOnce(): Promise<HerdrProbe> {
+    const [version, path] = await Promise.all([this.pingVersion(), this.cli.bin()]);
+    if (!version || !path) return this.probe();
+    return { path, version: checkHerdrVersion(version), server: 'running', serverStatus: null };
+  }
+
+  /** True when a socket is known or the expected one answers a ping (see HerdrClient.ping). */
+  async ping(): Promise<boolean> {
+    return this.socket.known || (await this.pingVersion()) !== null;
+  }
+
+  /** The server's version when the expected socket answers a ping (and reads then use it); else null. */
+  private async pingVersion(): Promise<string | null> {
+    const info = await this.host.info().catch(() => null);
+    const socket = info ? expectedSocket(info.loginEnv, info.home) : null;
+    if (!socket) return null;
+    return this.socket.ping(socket);
+  }
+}

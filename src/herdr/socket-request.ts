@@ -1,0 +1,27 @@
+// One NDJSON exchange on a connection: herdr answers one request per connection, with one line.
+import type { Duplex } from 'node:stream';
+
+/** One NDJSON request and its one-line answer on a socket connection, bounded by `timeoutMs`. */
+export async function socketRequest(connection: Promise<Duplex>, request: string, timeoutMs: number): Promise<string> {
+  const stream = await connection;
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const done = (err: Error | null, value?: string): void => {
+      clearTimeout(timer);
+      stream.removeAllListeners('data');
+      stream.destroy();
+      if (err) reject(err);
+      else resolve(value ?? '');
+    };
+    const timer = setTimeout(() => done(new Error(`no answer from herdr's socket within ${timeoutMs} ms`)), timeoutMs);
+    stream.on('data', (d: Buffer) => {
+      chunks.push(d);
+      const all = Buffer.concat(chunks);
+      const nl = all.indexOf(0x0a);
+      if (nl >= 0) done(null, all.subarray(0, nl).toString('utf8'));
+    });
+    stream.on('error', (e: Error) => done(e));
+    stream.on('end', () => done(new Error("herdr's socket closed without an answer")));
+    stream.write(`${request}\n`);
+  });
+}

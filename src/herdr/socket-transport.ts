@@ -1,0 +1,146 @@
+// The server's API socket as a transport for a client, once a probe or a ping found it. The CLI
+// prints exactly the socket's response line, so the same schemas parse it, and a request spares
+// a process start (and, over ssh, a program on the remote side). Reads that fail here answer
+// null and the caller runs the CLI; changes are never sent twice.
+import type { Duplex } from 'node:stream';
+import type { z } from 'zod';
+import type { Host } from '../host/host.js';
+import { ErrorEnvelope, OkResult, PongResult } from './schemas.js';
+import { envelopeError, HerdrError } from './herdr-error.js';
+import { checkHerdrVersion } from './version.js';
+import { socketRequest } from './socket-request.js';
+
+export class HerdrSocket {
+  /** The server's API socket, once a probe found a running, compatible server. */
+  private socket: string | null = null;
+  private requests = 0;
+  /**
+   * Over ssh, a connection to the socket opened ahead of the next request: opening a streamlocal
+   * channel is a round trip of its own, so with a spare ready a read costs one round trip and no
+   * remote program at all. (herdr answers one request per connection.)
+   */
+  private spare: Promise<Duplex> | null = null;
+  /** The socket that answered a ping. */
+  private pingedSocket: string | null = null;
+
+  constructor(
+    private readonly host: Host,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Whether a socket is known (requests go to it). */
+  get known(): boolean {
+    return this.socket !== null;
+  }
+
+  /** The socket that answered `ping`, if one did. */
+  get pinged(): string | null {
+    return this.pingedSocket;
+  }
+
+  /** The socket a CLI probe named (null: none usable): it is the authority over a pinged one. */
+  use(socket: string | null): void {
+    if (socket !== this.socket) {
+      this.socket = socket;
+      this.spare = socket && this.host.socketsCostARoundTrip ? this.openSpare(socket) : null;
+    }
+  }
+
+  /** The server's version when `socket` answers a ping with a supported one (and requests then use it); else null. */
+  async ping(socket: string): Promise<string | null> {
+    const pong = await socketRequest(this.host.connectSocket(socket), this.requestLine('ping', {}), this.socketTimeoutMs)
+      .then((line) => PongResult.safeParse(JSON.parse(line)))
+      .catch(() => null);
+    if (!pong?.success || !checkHerdrVersion(pong.data.result.version).ok) return null;
+    this.pingedSocket = socket;
+    // A CLI probe that finished meanwhile has set these: it is the authority.
+    if (!this.socket) {
+      this.socket = socket;
+      if (this.host.socketsCostARoundTrip) this.spare = this.openSpare(socket);
+    }
+    return pong.data.result.version;
+  }
+
+  /**
+   * One request on the API socket, its response line parsed like the CLI's output; null when
+   * the socket is unknown or failed (the caller then runs the CLI, which will say what is wrong).
+   */
+  async read<S extends z.ZodTypeAny>(method: string, params: Record<string, unknown>, schema: S, what: string): Promise<z.infer<S> | null> {
+    const socket = this.socket;
+    if (!socket) return null;
+    const request = this.requestLine(method, params);
+    const timeoutMs = this.socketTimeoutMs;
+    let line: string;
+    try {
+      const spare = this.spare;
+      this.spare = this.host.socketsCostARoundTrip ? this.openSpare(socket) : null;
+      // A spare the server has closed meanwhile: one retry on a fresh connection.
+      line = await socketRequest(spare ?? this.host.connectSocket(socket), request, timeoutMs).catch((err: unknown) => {
+        if (!spare) throw err;
+        return socketRequest(this.host.connectSocket(socket), request, timeoutMs);
+      });
+    } catch {
+      this.socket = null;
+      this.spare = null;
+      return null;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      this.socket = null;
+      return null;
+    }
+    const err = ErrorEnvelope.safeParse(parsed);
+    if (err.success) throw envelopeError(err.data.error, this.host.label);
+    const res = schema.safeParse(parsed);
+    if (!res.success) throw new HerdrError('herdr_bad_output', `herdr's ${what} answered with unexpected JSON: ${res.error.message.slice(0, 300)}`, this.host.label);
+    return res.data;
+  }
+
+  /**
+   * An ok-only request that changes something (keys, text) on the socket. False — and the caller
+   * runs the CLI — only when nothing was sent (no socket known, or no connection); once the
+   * request may have reached the server it is never sent again: a lost answer is an error.
+   * A fresh connection each time, never the spare (which the server may have closed).
+   */
+  async write(method: string, params: Record<string, unknown>, what: string): Promise<boolean> {
+    const socket = this.socket;
+    if (!socket) return false;
+    let connection: Duplex;
+    try {
+      connection = await this.host.connectSocket(socket);
+    } catch {
+      return false;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(await socketRequest(Promise.resolve(connection), this.requestLine(method, params), this.socketTimeoutMs));
+    } catch (err) {
+      throw new HerdrError('herdr_failed', `herdr's ${what} got no answer on its socket: ${err instanceof Error ? err.message : String(err)}`, this.host.label);
+    }
+    const failed = ErrorEnvelope.safeParse(parsed);
+    if (failed.success) throw envelopeError(failed.data.error, this.host.label);
+    if (!OkResult.safeParse(parsed).success) throw new HerdrError('herdr_bad_output', `herdr's ${what} answered with unexpected JSON.`, this.host.label);
+    return true;
+  }
+
+  /** One NDJSON request with this client's next id. */
+  private requestLine(method: string, params: Record<string, unknown>): string {
+    return JSON.stringify({ id: `agent-handoff:${++this.requests}`, method, params });
+  }
+
+  /** A socket request answers at once or not at all: its own, shorter bound. */
+  private get socketTimeoutMs(): number {
+    return Math.min(this.timeoutMs, 10_000);
+  }
+
+  private openSpare(socket: string): Promise<Duplex> {
+    const p = this.host.connectSocket(socket).then((stream) => {
+      stream.on('error', () => undefined);
+      return stream;
+    });
+    p.catch(() => undefined);
+    return p;
+  }
+}
