@@ -103,7 +103,9 @@ function injectOurs(command: string, code: string, message: string): void {
 function dropOurFaults(): void {
   if (!fs.existsSync(faultsFile())) return;
   const left = readFaults(faultsFile()).filter((f) => !ourFaults.includes(f.command));
-  fs.writeFileSync(faultsFile(), JSON.stringify(left));
+  // None left: no file (see takeFault).
+  if (left.length === 0) fs.rmSync(faultsFile(), { force: true });
+  else fs.writeFileSync(faultsFile(), JSON.stringify(left));
 }
 
 async function agentList(user: WorldUser): Promise<AgentJson[]> {

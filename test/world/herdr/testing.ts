@@ -81,9 +81,14 @@ export function takeFault(configDir: string, words: readonly string[]): Fault | 
     if (!hit) return null;
     hit.times = (hit.times ?? 1) - 1;
     const rest = list.filter((f) => (f.times ?? 1) > 0);
-    const tmp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(rest));
-    fs.renameSync(tmp, file);
+    // No fault left: no file, so the world's herdr gate goes straight to herdr again (a file,
+    // even an empty list, makes every herdr call start the node gate first).
+    if (rest.length === 0) fs.rmSync(file, { force: true });
+    else {
+      const tmp = `${file}.${process.pid}.tmp`;
+      fs.writeFileSync(tmp, JSON.stringify(rest));
+      fs.renameSync(tmp, file);
+    }
     return hit;
   } finally {
     fs.rmSync(lock, { recursive: true, force: true });
