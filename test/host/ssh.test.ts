@@ -263,7 +263,7 @@ describe('one connection', () => {
 describe('a connection that drops under a file stream', () => {
   // The link stops passing bytes (backpressure builds up), then the connection dies: whoever
   // waits on the stream learns it at once, with the host's own error.
-  const stallThenCut = async (proxy: CuttableProxy, progress: () => number, stallAt: number): Promise<number> => {
+  const stallThenCut = async (proxy: CuttableProxy, progress: () => number, stallAt: number, cut = true): Promise<number> => {
     let stalled = false;
     let last = -1;
     let still = 0;
@@ -278,7 +278,7 @@ describe('a connection that drops under a file stream', () => {
       last = now;
       if (still >= 3) break;
     }
-    proxy.cut();
+    if (cut) proxy.cut();
     return Date.now();
   };
   const within = <T,>(p: Promise<T>, ms: number): Promise<T> =>
@@ -315,6 +315,36 @@ describe('a connection that drops under a file stream', () => {
         fs.rmSync(file, { force: true });
       } finally {
         await host.close();
+        await proxy.close();
+      }
+    });
+
+    it(`a write stream (${kind}) on a link that goes silent (no reset) fails once the keepalive gives up`, async () => {
+      const proxy = await cuttableProxy(world);
+      const host = await connectThrough(world, fx, proxy, { ...opts, keepaliveIntervalMs: 250, keepaliveCountMax: 2 });
+      try {
+        const file = path.posix.join((await host.info()).tmpdir, `ah-silent-${kind}-${process.pid}`);
+        const { stream, done } = await host.writeStream(file, { compress: true });
+        const block = randomBytes(64 << 10);
+        let sent = 0;
+        const endless = Readable.from(
+          (function* () {
+            for (;;) {
+              sent += block.length;
+              yield block;
+            }
+          })(),
+        );
+        const writing = pipeline(endless, stream);
+        writing.catch(() => undefined);
+        done.catch(() => undefined);
+        const stalledAt = await stallThenCut(proxy, () => sent, 2 << 20, false);
+        expect(await hostErrorOf(within(writing, 5000))).toMatchObject({ code: 'connection_lost' });
+        expect(Date.now() - stalledAt).toBeLessThan(3000);
+        fs.rmSync(file, { force: true });
+      } finally {
+        await host.close();
+        proxy.cut();
         await proxy.close();
       }
     });
