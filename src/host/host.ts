@@ -144,7 +144,9 @@ export interface Host {
   readFile(path: string): Promise<Buffer>;
   /**
    * A stream that writes `path` (created or truncated, with `opts.mode`). The returned promise
-   * `done` settles when all bytes are on the host (after `end()`), rejecting on any error.
+   * `done` settles when all bytes are on the host (after `end()`), rejecting on any error; a
+   * failure before the end (a lost connection) also destroys the stream with that error, so a
+   * writer waiting for 'drain' is not left waiting (see StreamWriter, stream-writer.ts).
    */
   writeStream(path: string, opts?: WriteOptions): Promise<{ stream: Writable; done: Promise<void> }>;
   /** Whole small file (not atomic; use writeStream to a temp name + rename for atomic writes). */

@@ -151,14 +151,20 @@ export class FileStreams {
       });
       done.then(() => reject(this.error('Writing', p, '')), reject);
     });
-    if (!compressed) return { stream: ch, done };
-    const gz = new GzipBlocks();
-    gz.pipe(ch);
-    // Stopped before its end (an abort): the remote sees a cut stream, fails, and `done` says so.
-    gz.on('close', () => {
-      if (!gz.writableFinished) ch.destroy();
+    // The caller writes into a stream of ours, not the channel: ssh2 never calls back a write
+    // that waits for window on a channel that is gone (no 'drain', no error), so a writer held by
+    // backpressure would hang. Once `done` fails, this stream fails with the same error.
+    const sink: Writable = compressed ? new GzipBlocks() : new PassThrough();
+    sink.pipe(ch);
+    // Reported by `done`; a writer not waiting on the stream just then must not crash on it.
+    sink.on('error', () => undefined);
+    done.catch((err: unknown) => sink.destroy(err instanceof Error ? err : new Error(String(err))));
+    // Stopped before its end (an abort): the remote sees a cut stream (compressed: it fails, and
+    // `done` says so).
+    sink.on('close', () => {
+      if (!sink.writableFinished) ch.destroy();
     });
-    return { stream: gz, done };
+    return { stream: sink, done };
   }
 
   async writeFile(p: string, data: string | Buffer, opts: WriteOptions = {}): Promise<void> {

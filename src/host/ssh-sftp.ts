@@ -58,13 +58,16 @@ export class SftpMetadata {
 
   private async call<T>(fn: (sftp: SFTPWrapper, cb: (err: Error | undefined | null, value?: T) => void) => void): Promise<T> {
     const sftp = await this.channel();
+    // The SFTP channel opened before the connection was lost: ssh2 would answer "No response
+    // from server" (an io_failed), and no loss is left to be told of.
+    if (this.link.lost) throw this.link.lost;
     this.link.counts.sftpRequests++;
     return new Promise<T>((resolve, reject) => {
       const onLost = (e: HostError): void => reject(e);
       this.link.onLost.add(onLost);
       fn(sftp, (err, value) => {
         this.link.onLost.delete(onLost);
-        if (err) reject(err);
+        if (err) reject(this.link.lost ?? err);
         else resolve(value as T);
       });
     });

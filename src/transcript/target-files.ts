@@ -1,11 +1,11 @@
 // Writing files on the target with its own tools (it has no node): temp files (a small one in
 // one program, a large one streamed), installing them (mode, times, atomic rename) and hashing a
 // prefix of a file there.
-import { once } from 'node:events';
 import path from 'node:path/posix';
 import type { Writable } from 'node:stream';
 import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
+import { StreamWriter } from '../host/stream-writer.js';
 import { HASH_FN, MISSING_HASH_TOOL } from './left-ledger.js';
 
 /**
@@ -60,10 +60,6 @@ export async function runOk(host: Host, argv: string[], what: string): Promise<v
   if (r.exitCode !== 0) throw new HandoffError('copy_failed', `${what} failed on ${host.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`);
 }
 
-async function write(ws: Writable, chunk: Buffer): Promise<void> {
-  if (!ws.write(chunk)) await once(ws, 'drain');
-}
-
 /** Up to this many bytes a temp file goes in one write (one round trip over ssh) instead of a stream. */
 const SMALL_FILE_BYTES = 12 * 1024;
 
@@ -75,7 +71,7 @@ export class TempFile {
   readonly path: string;
   private held: Buffer[] = [];
   private heldBytes = 0;
-  private out: { stream: Writable; done: Promise<void> } | null = null;
+  private out: { stream: Writable; done: Promise<void>; writer: StreamWriter } | null = null;
 
   constructor(
     private readonly target: Host,
@@ -87,12 +83,13 @@ export class TempFile {
   }
 
   async write(chunk: Buffer): Promise<void> {
-    if (this.out) return write(this.out.stream, chunk);
+    if (this.out) return this.out.writer.write(chunk);
     this.held.push(chunk);
     this.heldBytes += chunk.length;
     if (this.heldBytes <= SMALL_FILE_BYTES) return;
-    this.out = await this.target.writeStream(this.path, { mode: this.mode, compress: true });
-    for (const c of this.held.splice(0)) await write(this.out.stream, c);
+    const out = await this.target.writeStream(this.path, { mode: this.mode, compress: true });
+    this.out = { ...out, writer: new StreamWriter(out) };
+    for (const c of this.held.splice(0)) await this.out.writer.write(c);
   }
 
   /**
@@ -114,10 +111,13 @@ export class TempFile {
     return false;
   }
 
-  /** Stop writing and remove whatever was written. */
+  /**
+   * Stop writing and remove whatever was written, as far as the host still lets us (after a lost
+   * connection the temp file stays: the failure that led here is the one to report).
+   */
   async abort(): Promise<void> {
     this.out?.stream.destroy();
     await this.out?.done.catch(() => undefined);
-    await this.target.remove(this.path);
+    await this.target.remove(this.path).catch(() => undefined);
   }
 }

@@ -2,10 +2,11 @@
 // users with the laptop user's key and known_hosts, so tests run as root without touching
 // root's ~/.ssh.
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { World } from '../world/machines.js';
-import type { SshHostOptions } from '../../src/host/ssh.js';
+import { SshHost, type SshHostOptions } from '../../src/host/ssh.js';
 import { HostError } from '../../src/errors.js';
 
 export interface SshFixture {
@@ -42,4 +43,51 @@ export async function hostErrorOf(p: Promise<unknown>): Promise<{ code: string; 
   );
   if (!(err instanceof HostError)) throw err;
   return { code: err.code, message: err.message, fix: err.fix, details: err.details };
+}
+
+/** A TCP proxy in front of the world's sshd that can stop passing bytes, and cut its connections. */
+export interface CuttableProxy {
+  port: number;
+  /** Stop passing bytes both ways (a link that dies: backpressure builds up). */
+  stall(): void;
+  /** Destroy every connection through it, both sides. */
+  cut(): void;
+  close(): Promise<void>;
+}
+
+export async function cuttableProxy(world: World): Promise<CuttableProxy> {
+  const pairs: [net.Socket, net.Socket][] = [];
+  const server = net.createServer((client) => {
+    const up = net.connect(world.sshd.port, world.sshd.host);
+    for (const s of [client, up]) s.on('error', () => undefined);
+    client.pipe(up);
+    up.pipe(client);
+    pairs.push([client, up]);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    stall: () => {
+      for (const [client, up] of pairs) {
+        client.unpipe(up);
+        up.unpipe(client);
+        client.pause();
+        up.pause();
+      }
+    },
+    cut: () => {
+      for (const pair of pairs) for (const s of pair) s.destroy();
+    },
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** The world's vega through `proxy`, named `ah-cut` (its host key under an alias of its own). */
+export async function connectThrough(world: World, fx: SshFixture, proxy: CuttableProxy, opts: SshHostOptions = {}): Promise<SshHost> {
+  const kh = path.join(fx.dir, 'known_hosts_cut');
+  fs.writeFileSync(kh, `ah-cut-vega ${world.sshd.hostKeyLine.split(' ').slice(1).join(' ')}\n`);
+  const configFile = path.join(fx.dir, `config-cut-${proxy.port}`);
+  const alias = `Host ah-cut\n  HostName 127.0.0.1\n  Port ${proxy.port}\n  User vega\n  HostKeyAlias ah-cut-vega\n  UserKnownHostsFile ${kh}\n`;
+  fs.writeFileSync(configFile, `${alias}\n${fs.readFileSync(fx.configFile, 'utf8')}`);
+  return SshHost.connect('ah-cut', { ...fx.opts, configFile, ...opts });
 }

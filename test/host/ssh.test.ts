@@ -1,6 +1,7 @@
 // SshHost against the world's loopback sshd: command encoding under sh/bash/zsh/fish login
 // shells, one handshake per host, login environment, timeouts, host keys, auth and ProxyJump.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -13,7 +14,7 @@ import { SshHost } from '../../src/host/ssh.js';
 import { useWorld } from '../helpers/world.js';
 import { pidsOfUser, startSshd, type World } from '../world/machines.js';
 import { hostileArgs } from './hostile-args.js';
-import { hostErrorOf, makeSshFixture, type SshFixture } from './ssh-fixtures.js';
+import { connectThrough, cuttableProxy, hostErrorOf, makeSshFixture, type CuttableProxy, type SshFixture } from './ssh-fixtures.js';
 
 let world: World;
 let fx: SshFixture;
@@ -257,6 +258,119 @@ describe('one connection', () => {
     expect(sockets()).toBe(before);
     expect((await hostErrorOf(host.run(['true']))).code).toBe('connection_closed');
   });
+});
+
+describe('a connection that drops under a file stream', () => {
+  // The link stops passing bytes (backpressure builds up), then the connection dies: whoever
+  // waits on the stream learns it at once, with the host's own error.
+  const stallThenCut = async (proxy: CuttableProxy, progress: () => number, stallAt: number, cut = true): Promise<number> => {
+    let stalled = false;
+    let last = -1;
+    let still = 0;
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 100));
+      const now = progress();
+      if (!stalled && now >= stallAt) {
+        proxy.stall();
+        stalled = true;
+      }
+      still = stalled && now === last ? still + 1 : 0;
+      last = now;
+      if (still >= 3) break;
+    }
+    if (cut) proxy.cut();
+    return Date.now();
+  };
+  const within = <T,>(p: Promise<T>, ms: number): Promise<T> =>
+    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still waiting ${ms} ms after the cut`)), ms).unref())]);
+
+  for (const [kind, opts] of [
+    ['gzipped', {}],
+    ['plain', { streamCompressor: 'ah-no-such-gzip' }],
+  ] as const) {
+    it(`a write stream (${kind}) held by backpressure fails, and so does done, with connection_lost`, async () => {
+      const proxy = await cuttableProxy(world);
+      const host = await connectThrough(world, fx, proxy, opts);
+      try {
+        const file = path.posix.join((await host.info()).tmpdir, `ah-drop-${kind}-${process.pid}`);
+        const { stream, done } = await host.writeStream(file, { compress: true });
+        // Random bytes (gzip cannot shrink them), for ever: only the cut ends this.
+        const block = randomBytes(64 << 10);
+        let sent = 0;
+        const endless = Readable.from(
+          (function* () {
+            for (;;) {
+              sent += block.length;
+              yield block;
+            }
+          })(),
+        );
+        const writing = pipeline(endless, stream);
+        writing.catch(() => undefined);
+        done.catch(() => undefined);
+        const cutAt = await stallThenCut(proxy, () => sent, 2 << 20);
+        expect(await hostErrorOf(within(writing, 5000))).toMatchObject({ code: 'connection_lost' });
+        expect(await hostErrorOf(within(done, 1000))).toMatchObject({ code: 'connection_lost' });
+        expect(Date.now() - cutAt).toBeLessThan(3000);
+        fs.rmSync(file, { force: true });
+      } finally {
+        await host.close();
+        await proxy.close();
+      }
+    });
+
+    it(`a write stream (${kind}) on a link that goes silent (no reset) fails once the keepalive gives up`, async () => {
+      const proxy = await cuttableProxy(world);
+      const host = await connectThrough(world, fx, proxy, { ...opts, keepaliveIntervalMs: 250, keepaliveCountMax: 2 });
+      try {
+        const file = path.posix.join((await host.info()).tmpdir, `ah-silent-${kind}-${process.pid}`);
+        const { stream, done } = await host.writeStream(file, { compress: true });
+        const block = randomBytes(64 << 10);
+        let sent = 0;
+        const endless = Readable.from(
+          (function* () {
+            for (;;) {
+              sent += block.length;
+              yield block;
+            }
+          })(),
+        );
+        const writing = pipeline(endless, stream);
+        writing.catch(() => undefined);
+        done.catch(() => undefined);
+        const stalledAt = await stallThenCut(proxy, () => sent, 2 << 20, false);
+        expect(await hostErrorOf(within(writing, 5000))).toMatchObject({ code: 'connection_lost' });
+        expect(Date.now() - stalledAt).toBeLessThan(3000);
+        fs.rmSync(file, { force: true });
+      } finally {
+        await host.close();
+        proxy.cut();
+        await proxy.close();
+      }
+    });
+
+    it(`a read stream (${kind}) fails its reader with connection_lost`, async () => {
+      const proxy = await cuttableProxy(world);
+      const host = await connectThrough(world, fx, proxy, opts);
+      const file = path.join(os.tmpdir(), `ah-drop-read-${kind}-${process.pid}`);
+      fs.writeFileSync(file, randomBytes(12 << 20), { mode: 0o644 });
+      try {
+        let got = 0;
+        const reading = (async () => {
+          for await (const chunk of await host.readStream(file, undefined, { compress: true })) got += (chunk as Buffer).length;
+        })();
+        reading.catch(() => undefined);
+        const cutAt = await stallThenCut(proxy, () => got, 2 << 20);
+        expect(got).toBeLessThan(12 << 20);
+        expect(await hostErrorOf(within(reading, 5000))).toMatchObject({ code: 'connection_lost' });
+        expect(Date.now() - cutAt).toBeLessThan(3000);
+      } finally {
+        fs.rmSync(file, { force: true });
+        await host.close();
+        await proxy.close();
+      }
+    });
+  }
 });
 
 describe('login environment', () => {
