@@ -2,8 +2,9 @@
 // what would otherwise be one channel (and a round trip or two) each. Each program's argv reaches
 // the runner as positional parameters and is started by `exec "${1}" "${2}" …` built from numbers
 // only, so no shell ever parses a path, branch or name. Every program's exit code, stdout and
-// stderr come back whole and apart (byte counts frame them, so any byte may appear in them).
-import { PassThrough } from 'node:stream';
+// stderr come back whole and apart, framed by a random mark (text, as host.run gives it: the
+// runner then fits a command shell, where a byte-exact answer would need a channel of its own).
+import { randomBytes } from 'node:crypto';
 import type { Host, RunResult } from './host.js';
 
 export interface SideProgram {
@@ -14,11 +15,13 @@ export interface SideProgram {
   env?: Record<string, string>;
 }
 
-// Per program: its folder ('' for none), its argument count, its arguments. Each runs in the
-// background with its output in a private temporary folder; once all have ended, per program:
-// a line "<exit code> <stdout bytes> <stderr bytes>", then those bytes of stdout and of stderr.
-// A folder that cannot be entered is exit code 126 with the shell's message as stderr.
+// $1 a mark no output holds, then per program: its folder ('' for none), its argument count, its
+// arguments. Each runs in the background with its output in a private temporary folder; once
+// all have ended, per program: a line "<mark> <k> <exit code>", its stdout, a line "<mark>", its
+// stderr (each mark line starts on a line of its own), and a last "<mark> end". A folder that
+// cannot be entered is exit code 126 with the shell's message as stderr.
 export const SIDE_BY_SIDE_PROGRAM = `umask 077
+mark=$1; shift
 t=$(mktemp -d "\${TMPDIR:-/tmp}/ah-side.XXXXXX") || exit 70
 trap 'rm -rf -- "$t"' EXIT
 k=0; pids=
@@ -33,56 +36,48 @@ while [ $# -gt 0 ]; do
 done
 k=0
 for p in $pids; do
-  wait "$p"; echo "$?" >"$t/$k.rc"
+  wait "$p"; rc=$?
+  printf '\\n%s %s %s\\n' "$mark" "$k" "$rc"; cat "$t/$k.out"
+  printf '\\n%s\\n' "$mark"; cat "$t/$k.err"
   k=$((k + 1))
 done
-k=0
-for p in $pids; do
-  printf '%s %s %s\\n' "$(cat "$t/$k.rc")" "$(wc -c <"$t/$k.out" | tr -d ' ')" "$(wc -c <"$t/$k.err" | tr -d ' ')"
-  cat "$t/$k.out" "$t/$k.err"
-  k=$((k + 1))
-done`;
+printf '\\n%s end\\n' "$mark"`;
 
-/** The runner's argv for `programs` (exported for its table test). */
-export function sideBySideArgv(programs: readonly SideProgram[]): string[] {
+/** The runner's argv for `programs`, with `mark` between their outputs (exported for its table test). */
+export function sideBySideArgv(programs: readonly SideProgram[], mark: string): string[] {
   const args = programs.flatMap((p) => {
     const argv = p.env && Object.keys(p.env).length > 0 ? ['env', ...Object.entries(p.env).map(([k, v]) => `${k}=${v}`), ...p.argv] : [...p.argv];
     return [p.cwd ?? '', String(argv.length), ...argv];
   });
-  return ['/bin/sh', '-c', SIDE_BY_SIDE_PROGRAM, 'sh', ...args];
+  return ['/bin/sh', '-c', SIDE_BY_SIDE_PROGRAM, 'sh', mark, ...args];
 }
 
-/** The runner's stdout → one result per program (in order); throws when it is cut short. */
-export function parseSideBySide(stdout: Buffer, count: number, durationMs = 0): RunResult[] {
+/** The runner's stdout → one result per program (in order); throws when it is cut short or a mark is out of place. */
+export function parseSideBySide(stdout: string, mark: string, count: number, durationMs = 0): RunResult[] {
+  const parts = stdout.split(`\n${mark}`);
+  if (parts.length !== 2 * count + 2 || parts[2 * count + 1] !== ' end\n') throw new Error(`the side-by-side runner's answer for ${count} programs does not frame them (${parts.length} parts)`);
   const out: RunResult[] = [];
-  let at = 0;
   for (let k = 0; k < count; k++) {
-    const nl = stdout.indexOf(0x0a, at);
-    const head = nl < 0 ? null : /^(\d+) (\d+) (\d+)$/.exec(stdout.subarray(at, nl).toString('latin1'));
-    if (!head) throw new Error(`program ${k} of ${count}: no header in the runner's output`);
-    const [outLen, errLen] = [Number(head[2]), Number(head[3])];
-    const body = nl + 1;
-    if (body + outLen + errLen > stdout.length) throw new Error(`program ${k} of ${count}: output cut short`);
-    out.push({ durationMs, exitCode: Number(head[1]), stdout: stdout.subarray(body, body + outLen).toString('utf8'), stderr: stdout.subarray(body + outLen, body + outLen + errLen).toString('utf8') });
-    at = body + outLen + errLen;
+    const head = /^ (\d+) (\d+)\n/.exec(parts[1 + 2 * k]!);
+    const err = parts[2 + 2 * k]!;
+    if (!head || Number(head[1]) !== k || !err.startsWith('\n')) throw new Error(`program ${k} of ${count}: no header in the runner's answer`);
+    out.push({ durationMs, exitCode: Number(head[2]), stdout: parts[1 + 2 * k]!.slice(head[0].length), stderr: err.slice(1) });
   }
   return out;
 }
 
 /**
- * Run `programs` side by side on `host`, in one program; each one's result as `host.run` would
- * give it. Rejects as `host.run` does (lost connection, timeout), or when the runner itself fails
- * (no temporary folder).
+ * Run `programs` side by side on `host`, in one program (over ssh: on a command shell, one round
+ * trip); each one's result as `host.run` would give it (text). Rejects as `host.run` does (lost
+ * connection, timeout), or when the runner itself fails (no temporary folder).
  */
 export async function runSideBySide(host: Host, programs: readonly SideProgram[], opts: { timeoutMs?: number } = {}): Promise<RunResult[]> {
   if (programs.length === 0) return [];
-  const chunks: Buffer[] = [];
-  const sink = new PassThrough();
-  sink.on('data', (c: Buffer) => chunks.push(c));
-  const r = await host.run(sideBySideArgv(programs), { stdout: sink, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) });
+  const mark = `AHSIDE${randomBytes(12).toString('hex')}`;
+  const r = await host.run(sideBySideArgv(programs, mark), opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {});
   if (r.exitCode !== 0) throw new Error(`the side-by-side runner failed on ${host.label} (exit ${r.exitCode}): ${r.stderr.trim().slice(-300)}`);
   // Each program's own duration is not measured: the runner's stands for all.
-  return parseSideBySide(Buffer.concat(chunks), programs.length, r.durationMs);
+  return parseSideBySide(r.stdout, mark, programs.length, r.durationMs);
 }
 
 /** A program and how to read its answer. */

@@ -20,10 +20,12 @@ afterAll(() => {
   for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** The runner's argv under one shell instead of /bin/sh. */
-function under(shell: readonly string[], argv: string[]): Buffer {
+const MARK = 'AHSIDEtest0123456789';
+
+/** The runner's argv under one shell instead of /bin/sh: its stdout as text. */
+function under(shell: readonly string[], argv: string[], env: Record<string, string> = {}): string {
   const [, , program, ...rest] = argv;
-  return execFileSync(shell[0]!, [...shell.slice(1), '-c', program!, ...rest]);
+  return execFileSync(shell[0]!, [...shell.slice(1), '-c', program!, ...rest], { encoding: 'utf8', env: { ...process.env, ...env } });
 }
 
 describe('runSideBySide', () => {
@@ -57,36 +59,35 @@ describe('runSideBySide', () => {
     expect(Date.now() - started).toBeLessThan(3000);
   });
 
-  it('keeps any byte of the output, and leaves no temporary folder behind', async () => {
+  it('keeps output that looks like its own framing, with or without a last newline, and leaves no temporary folder behind', async () => {
     const dir = tmp();
-    const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
-    fs.writeFileSync(path.join(dir, 'all'), Buffer.concat([bytes, Buffer.from('\n3 4 5\n')]));
-    const argv = sideBySideArgv([{ argv: ['cat', path.join(dir, 'all')] }, { argv: ['printf', 'after'] }]);
+    // Lines like the runner's own, a NUL, no newline at the end.
+    fs.writeFileSync(path.join(dir, 'tricky'), `0 0\nAHSIDE 0 0\n\n end\n\u0000\u00e9 no newline`);
+    const argv = sideBySideArgv([{ argv: ['cat', path.join(dir, 'tricky')] }, { argv: ['printf', ''] }, { argv: ['printf', 'after\n\n'] }], MARK);
     for (const shell of POSIX_SHELLS) {
-      const env = { ...process.env, TMPDIR: dir };
-      const [, , program, ...rest] = argv;
-      const out = execFileSync(shell[0]!, [...shell.slice(1), '-c', program!, ...rest], { env });
-      const [first, second] = parseSideBySide(out, 2);
-      expect(Buffer.from(first!.stdout, 'utf8').length).toBeGreaterThan(0);
-      expect(second!.stdout).toBe('after');
-      expect(fs.readdirSync(dir)).toEqual(['all']);
+      const [first, empty, last] = parseSideBySide(under(shell, argv, { TMPDIR: dir }), MARK, 3);
+      expect(first!.stdout).toBe(fs.readFileSync(path.join(dir, 'tricky'), 'utf8'));
+      expect(empty).toMatchObject({ exitCode: 0, stdout: '', stderr: '' });
+      expect(last!.stdout).toBe('after\n\n');
+      expect(fs.readdirSync(dir)).toEqual(['tricky']);
     }
   });
 
   it('under every POSIX shell here: the same answers for hostile arguments', () => {
     const canaries = tmp();
     const hostile = hostileArgs(canaries);
-    const argv = sideBySideArgv([{ argv: ['printf', '%s\\n', ...hostile] }, { argv: ['sh', '-c', 'exit 5'] }]);
+    const argv = sideBySideArgv([{ argv: ['printf', '%s\\n', ...hostile] }, { argv: ['sh', '-c', 'exit 5'] }], MARK);
     for (const shell of POSIX_SHELLS) {
-      const [a, b] = parseSideBySide(under(shell, argv), 2);
+      const [a, b] = parseSideBySide(under(shell, argv), MARK, 2);
       expect(a!.stdout).toBe(hostile.map((h) => `${h}\n`).join(''));
       expect(b!.exitCode).toBe(5);
     }
     expect(fs.readdirSync(canaries)).toEqual([]);
   });
 
-  it('refuses output that is cut short instead of guessing', () => {
-    expect(() => parseSideBySide(Buffer.from('0 10 0\nshort'), 1)).toThrow(/cut short/);
-    expect(() => parseSideBySide(Buffer.from(''), 1)).toThrow(/no header/);
+  it('refuses an answer that is cut short, or where a program printed the mark, instead of guessing', () => {
+    expect(() => parseSideBySide(`\n${MARK} 0 0\nout\n${MARK}\n`, MARK, 1)).toThrow(/does not frame/);
+    expect(() => parseSideBySide('', MARK, 1)).toThrow(/does not frame/);
+    expect(() => parseSideBySide(`\n${MARK} 0 0\nout\n${MARK} 1 0\n\n${MARK}\n\n${MARK} end\n`, MARK, 1)).toThrow(/does not frame/);
   });
 });
