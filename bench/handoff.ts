@@ -2,9 +2,11 @@
 // ≈50 ms RTT, by agent-handoff and by a straightforward OpenSSH script (bench/baseline.sh) doing
 // the same job. Reports, per variant, SSH handshakes, a round-trip estimate, bytes each way, wall
 // time and the tool's overhead (wall − the agent's own quit and start), with per-step costs; then
-// the ratios ours/baseline of the medians. One JSON object on stdout, a table on stderr.
+// the ratios ours/baseline of the medians. Before each of our sends, the `--dry-run` of the same
+// agent; both are reported against the link's limit (report.ts: limitModel), which is the measure
+// that matters, the script only a floor. One JSON object on stdout, a table on stderr.
 //   npm run bench                                   # 3 runs each, 25 ms each way
-//   AH_BENCH_RUNS=5 AH_BENCH_DELAY_MS=50 node dist/bench/handoff.js
+//   AH_BENCH_RUNS=5 AH_BENCH_DELAY_MS=25 node dist/bench/handoff.js   # the issue's figures: 5 runs, 50 ms RTT
 //   AH_BENCH_TRACE=1 …                              # + agent-handoff's host calls per step (runs the
 //                                                   #   compiled modules, not the bundle: slower start-up)
 //   AH_BENCH_PROFILE=/tmp/prof …                    # + a V8 CPU profile of each agent-handoff run
