@@ -2,7 +2,7 @@
 // Facts: /work/shared/agents.md. Each kind answers the same questions in its own file.
 import path from 'node:path/posix';
 import { HandoffError } from '../src/errors.js';
-import type { FileStat, Host } from '../src/host/host.js';
+import type { FileStat, Host, HostInfo } from '../src/host/host.js';
 import type { QuitPlan } from '../src/handoff/quit.js';
 import type { ScreenClassifier, ScreenReading } from '../src/handoff/screens.js';
 import type { HookTrust } from './hook-trust.js';
@@ -33,7 +33,11 @@ export interface SideCtx {
 /** Learn a side's context from its Host (login environment, realpath'd HOME). */
 export async function sideCtx(host: Host): Promise<SideCtx> {
   const info = await host.info();
-  const homeReal = await host.realpath(info.home).catch(() => info.home);
+  return sideCtxOf(info, await host.realpath(info.home).catch(() => info.home));
+}
+
+/** A side's context from what its login probe told and its home's real path. */
+export function sideCtxOf(info: HostInfo, homeReal: string): SideCtx {
   return { home: info.home, homeReal, env: info.loginEnv, tmpdir: info.tmpdir };
 }
 

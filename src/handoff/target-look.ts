@@ -3,13 +3,13 @@
 // (installed, version, server, integrations), the home's real path, free space and the agent's
 // CLI, the checkouts this machine remembers (or the target's cache and config), and what placing
 // the work in the likely checkout would read. Each answer is parsed by the module that asked it.
-import type { Adapter, SideCtx } from '../../adapters/adapter.js';
+import { sideCtxOf, type Adapter, type SideCtx } from '../../adapters/adapter.js';
 import { discoveryLook, likelyCheckouts, type DiscoveryLook, type RemoteOfRepo } from '../git/discover.js';
 import { placementReadProgram, placementReadsOf, readPlacementState, type PlacementReads } from '../git/placement-read.js';
 import type { HerdrProbe } from '../herdr/probe.js';
 import type { IntegrationState } from '../herdr/integration.js';
 import { QuestionBatch } from '../host/run-side-by-side.js';
-import { branchSlug, worktreeHome } from '../git/worktrees.js';
+import { firstWorktreePath } from '../git/worktrees.js';
 import { ledgerDir, leftStatesOf, readLeftArgv, type LeftLook } from '../transcript/left-ledger.js';
 import { hostStateDir } from './marker.js';
 import { freeSpaceProgram, spaceAndProgramOf, type SpaceAndProgram } from './disk.js';
@@ -65,16 +65,17 @@ export async function lookAtTarget(side: Side, req: TargetLookRequest): Promise<
   // The session lands in the likely checkout where its branch is checked out there, else in a
   // new worktree beside it; its files' destinations there are what the ledger is asked about.
   const ledger = ledgerDir(hostStateDir(info));
-  const dests = likely && req.sessionDests ? await req.sessionDests({ home: info.home, homeReal: info.home, env: info.loginEnv, tmpdir: info.tmpdir }, likelyWorktrees(likely, req.likelyBranch)).catch(() => []) : [];
+  // The home's real path is asked in this very look: the plain one stands in for it here.
+  const dests = likely && req.sessionDests ? await req.sessionDests(sideCtxOf(info, info.home), likelyWorktrees(likely, req.likelyBranch)).catch(() => []) : [];
   const left = dests.length > 0 ? batch.ask({ program: { argv: readLeftArgv(ledger, dests) }, answer: (r) => ({ dir: ledger, states: new Map(leftStatesOf(host, ledger, dests, r).map((s, i) => [dests[i]!, s])) }) }) : null;
   batch.send(host, { timeoutMs: req.timeoutMs });
-  const ctx = homeReal.then((real) => ({ home: info.home, homeReal: real, env: info.loginEnv, tmpdir: info.tmpdir }));
+  const ctx = homeReal.then((real) => sideCtxOf(info, real));
   return { probe, integrations, ctx, space, discovery, guess, left };
 }
 
 /** Where the work most likely lands in `checkout`: the checkout itself, or a new worktree of the branch beside it. */
 function likelyWorktrees(checkout: string, branch: string | null): string[] {
-  return branch === null ? [checkout] : [checkout, `${worktreeHome(checkout)}/${branchSlug(branch)}`];
+  return branch === null ? [checkout] : [checkout, firstWorktreePath(checkout, branch)];
 }
 
 /**

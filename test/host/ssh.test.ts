@@ -284,6 +284,23 @@ describe('a connection that drops under a file stream', () => {
   const within = <T,>(p: Promise<T>, ms: number): Promise<T> =>
     Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still waiting ${ms} ms after the cut`)), ms).unref())]);
 
+  /** Random bytes (gzip cannot shrink them) piped into `stream` for ever: only a cut ends it. */
+  const writeForever = (stream: NodeJS.WritableStream): { writing: Promise<void>; sent: () => number } => {
+    const block = randomBytes(64 << 10);
+    let sent = 0;
+    const endless = Readable.from(
+      (function* () {
+        for (;;) {
+          sent += block.length;
+          yield block;
+        }
+      })(),
+    );
+    const writing = pipeline(endless, stream);
+    writing.catch(() => undefined);
+    return { writing, sent: () => sent };
+  };
+
   for (const [kind, opts] of [
     ['gzipped', {}],
     ['plain', { streamCompressor: 'ah-no-such-gzip' }],
@@ -294,21 +311,9 @@ describe('a connection that drops under a file stream', () => {
       try {
         const file = path.posix.join((await host.info()).tmpdir, `ah-drop-${kind}-${process.pid}`);
         const { stream, done } = await host.writeStream(file, { compress: true });
-        // Random bytes (gzip cannot shrink them), for ever: only the cut ends this.
-        const block = randomBytes(64 << 10);
-        let sent = 0;
-        const endless = Readable.from(
-          (function* () {
-            for (;;) {
-              sent += block.length;
-              yield block;
-            }
-          })(),
-        );
-        const writing = pipeline(endless, stream);
-        writing.catch(() => undefined);
+        const { writing, sent } = writeForever(stream);
         done.catch(() => undefined);
-        const cutAt = await stallThenCut(proxy, () => sent, 2 << 20);
+        const cutAt = await stallThenCut(proxy, sent, 2 << 20);
         expect(await hostErrorOf(within(writing, 5000))).toMatchObject({ code: 'connection_lost' });
         expect(await hostErrorOf(within(done, 1000))).toMatchObject({ code: 'connection_lost' });
         expect(Date.now() - cutAt).toBeLessThan(3000);
@@ -325,20 +330,9 @@ describe('a connection that drops under a file stream', () => {
       try {
         const file = path.posix.join((await host.info()).tmpdir, `ah-silent-${kind}-${process.pid}`);
         const { stream, done } = await host.writeStream(file, { compress: true });
-        const block = randomBytes(64 << 10);
-        let sent = 0;
-        const endless = Readable.from(
-          (function* () {
-            for (;;) {
-              sent += block.length;
-              yield block;
-            }
-          })(),
-        );
-        const writing = pipeline(endless, stream);
-        writing.catch(() => undefined);
+        const { writing, sent } = writeForever(stream);
         done.catch(() => undefined);
-        const stalledAt = await stallThenCut(proxy, () => sent, 2 << 20, false);
+        const stalledAt = await stallThenCut(proxy, sent, 2 << 20, false);
         expect(await hostErrorOf(within(writing, 5000))).toMatchObject({ code: 'connection_lost' });
         expect(Date.now() - stalledAt).toBeLessThan(3000);
         fs.rmSync(file, { force: true });
