@@ -30,8 +30,13 @@ cli.then((m) => m.main(argv)).finally(() => earlySshG?.());
  */
 function sshGFirst(args) {
   const words = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
-  const [command, agent, target] = words;
-  if (command !== 'send' || !agent || agent.startsWith('-') || !target || target === 'local') return undefined;
+  // The last of the plain words after `send` (two or more: agents, then the target), or the one after `--all`.
+  const all = words[1] === '--all';
+  const rest = words.slice(all ? 2 : 1);
+  const end = rest.findIndex((w) => w.startsWith('-'));
+  const run = end < 0 ? rest : rest.slice(0, end);
+  const target = run[run.length - 1];
+  if (words[0] !== 'send' || run.length < (all ? 1 : 2) || (all && run.length > 1) || target === 'local') return undefined;
   if (!/^(?:[A-Za-z0-9_.+][A-Za-z0-9_.+-]*@)?[A-Za-z0-9_.][A-Za-z0-9_.-]*$/.test(target)) return undefined;
   if (words.some((w) => w === '--here' || w.startsWith('--here=') || w === '--help' || /^-[a-zA-Z]*h[a-zA-Z]*$/.test(w))) return undefined;
   const key = Symbol.for('agent-handoff.ssh-G');

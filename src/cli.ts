@@ -35,13 +35,23 @@ function sendOptions(y: Argv) {
     .example('$0 send api-claude vega', 'Move the agent api-claude to the machine vega')
     .example('$0 send api-claude vega --dry-run', 'Plan and check only; change nothing')
     .example('$0 send api-claude --here --new-worktree', 'Move it to a new worktree on this machine')
-    .positional('agent', { type: 'string', describe: 'herdr agent name, pane id, or a unique session id prefix' })
-    .positional('target', { type: 'string', describe: 'ssh target: user@host, host, ssh://user@host:port or an ~/.ssh/config alias' })
+    .example('$0 send api-claude web-codex vega', 'Move two agents to vega at once (the last word is the target)')
+    .example('$0 send --workspace api vega', 'Move every agent of the herdr workspace api')
+    .example('$0 send --all vega', 'Move every agent on this machine to vega')
+    .example('$0 send --all --from vega', 'Bring every agent on vega back here')
+    .positional('agent', {
+      type: 'string',
+      array: true,
+      describe:
+        'AGENT… TARGET: the agents (herdr name, pane id, or a unique session id prefix), then the ssh target (user@host, host, ssh://user@host:port or an ~/.ssh/config alias). With --here every word is an agent; with --from a single word is the agent, brought here; with --all or --workspace the only word is the target',
+    })
     .option('dry-run', { type: 'boolean', describe: 'Plan and check everything, change nothing' })
-    .option('here', { type: 'boolean', describe: 'Move to another checkout (or a new worktree) on this machine' })
+    .option('here', { type: 'boolean', describe: 'Move to another checkout (or a new worktree) on this machine; with --from: bring the agents here' })
     .option('new-worktree', { type: 'boolean', describe: 'With --here: always make a new worktree' })
     .option('dir', { type: 'string', describe: 'Use this checkout on the target (must share a remote)' })
     .option('from', { type: 'string', describe: 'The agent runs on HOST; bring it here (or to the target)' })
+    .option('all', { type: 'boolean', describe: 'Move every agent on the source (this machine, or HOST with --from)' })
+    .option('workspace', { type: 'string', describe: 'Move every agent of this herdr workspace (its id or label)' })
     .option('self', { type: 'boolean', describe: 'Move the agent that runs this command, after its current turn' })
     .option('wait', { type: 'boolean', describe: 'Wait for a busy agent to become idle' })
     .option('wait-timeout', { type: 'number', describe: 'Seconds to wait with --wait/--self (default 1800)' })
@@ -60,7 +70,7 @@ function sendOptions(y: Argv) {
 
 const HELP_TEXT = 'Show usage (of one command: <command> --help, or help <command>)';
 
-/** One command of the parser: yargs' command line (`send <agent> [target]`), its description (false: hidden) and its flags. */
+/** One command of the parser: yargs' command line (`send [agent..]`), its description (false: hidden) and its flags. */
 export interface CommandDefinition {
   usage: string;
   describe: string | false;
@@ -89,7 +99,7 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = [
         .example('$0 doctor', 'Check this machine')
         .example('$0 doctor vega', 'Check this machine and vega'),
   },
-  { usage: 'send <agent> [target]', describe: 'Move an agent to another machine', builder: sendOptions },
+  { usage: 'send [agent..]', describe: 'Move agents to another machine: send AGENT… TARGET', builder: sendOptions },
   {
     usage: 'recover [id]',
     describe: 'Finish or roll back unfinished handoffs',
@@ -132,15 +142,21 @@ export function commandNamed(argv: readonly string[]): string | null {
 }
 
 /**
- * The target of `send AGENT TARGET …`, read before the parse when the first words make it certain
- * (a word right after a positional is never an option's value); null otherwise (the parse decides).
+ * The target of `send AGENT… TARGET …`, read before the parse when the first words make it
+ * certain: the last of the plain words right after `send` (a word right after a positional is
+ * never an option's value), when there are two or more, or the word after a leading `--all`;
+ * null otherwise (the parse decides). Only a head start: the resolution is keyed by the target.
  */
 export function sendTargetOf(argv: readonly string[]): string | null {
   const w = ownWords(argv);
-  const [command, agent, target] = w;
-  if (command !== 'send' || agent === undefined || target === undefined || agent.startsWith('-') || target.startsWith('-')) return null;
-  if (target === 'local' || w.some((x) => x === '--here' || x.startsWith('--here='))) return null;
-  return target;
+  if (w[0] !== 'send' || w.some((x) => x === '--here' || x.startsWith('--here='))) return null;
+  const all = w[1] === '--all';
+  const rest = w.slice(all ? 2 : 1);
+  const end = rest.findIndex((x) => x.startsWith('-'));
+  const run = end < 0 ? rest : rest.slice(0, end);
+  if (run.length < (all ? 1 : 2) || (all && run.length > 1)) return null;
+  const target = run[run.length - 1]!;
+  return target === 'local' ? null : target;
 }
 
 /** `-h`/`--help` anywhere before `--`, or the `help` command: the usage is printed, nothing runs. */

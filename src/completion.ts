@@ -14,7 +14,7 @@ type PositionalKind = 'agent' | 'host' | 'handoff' | 'command' | 'other';
 
 export interface CommandSpec {
   name: string;
-  /** Positional names in order (from `send <agent> [target]`). */
+  /** Positional names in order (from `doctor [target]`); a variadic one ends in `..` (`send [agent..]`). */
   positionals: string[];
   /** Flags with whether they take a value; flags that default to true also get `--no-<flag>`. */
   flags: { name: string; takesValue: boolean; negatable: boolean }[];
@@ -48,15 +48,15 @@ export function flagsFromUsage(usage: string): CommandSpec['flags'] {
   return flags;
 }
 
-/** `agent-handoff send <agent> [target]   Move …` lines of the top-level usage → names and positionals. */
+/** `agent-handoff doctor [target]   Check …` lines of the top-level usage → names and positionals. */
 export function commandsFromUsage(usage: string): { name: string; positionals: string[]; required: number }[] {
   const section = (usage.split(/^Commands:$/m)[1] ?? '').split(/^\S/m)[0] ?? '';
   const out: { name: string; positionals: string[]; required: number }[] = [];
   for (const line of section.split('\n')) {
     const m = /^\s+\S+\s+([a-z][a-z0-9-]*)((?:\s+[<[][a-z0-9.-]+[>\]])*)/.exec(line);
     if (!m) continue;
-    const args = [...(m[2] ?? '').matchAll(/([<[])([a-z0-9-]+)(?:\.\.)?[>\]]/g)];
-    out.push({ name: m[1]!, positionals: args.map((a) => a[2]!), required: args.filter((a) => a[1] === '<').length });
+    const args = [...(m[2] ?? '').matchAll(/([<[])([a-z0-9-]+)(\.\.)?[>\]]/g)];
+    out.push({ name: m[1]!, positionals: args.map((a) => a[2]! + (a[3] ?? '')), required: args.filter((a) => a[1] === '<').length });
   }
   return out;
 }
@@ -113,9 +113,18 @@ export async function complete(words: string[], data: CompletionData): Promise<s
     }
     position++;
   }
-  const positional = command.positionals[position];
+  // A variadic last positional (`send [agent..]`) takes every further word.
+  const last = command.positionals[command.positionals.length - 1];
+  const positional = command.positionals[position] ?? (last?.endsWith('..') ? last : undefined);
   if (!positional) return [];
-  return byPrefix(await candidates(POSITIONAL_KINDS[positional] ?? 'other', data));
+  if (positional === 'agent..') {
+    // send's words: agents, then the target (or the target alone after --all/--workspace).
+    const typed = new Set(before.slice(commandIndex + 1));
+    if (before.includes('--all') || before.includes('--workspace')) return position === 0 ? byPrefix(data.hosts()) : [];
+    const agents = (await data.agents()).filter((a) => !typed.has(a));
+    return byPrefix(position === 0 ? agents : [...data.hosts().filter((h) => !typed.has(h)), ...agents]);
+  }
+  return byPrefix(await candidates(POSITIONAL_KINDS[positional.replace(/\.\.$/, '')] ?? 'other', data));
 }
 
 async function candidates(kind: PositionalKind, data: CompletionData): Promise<string[]> {

@@ -20,7 +20,9 @@ describe('cli', () => {
 describe('cli usage errors are JSON with exit 2', () => {
   const cases: [string[], RegExp][] = [
     [['send', 'a'], /No target given/],
-    [['send', 'a', 'vega', '--here'], /takes no target/],
+    [['send', '--all', 'vega', '--here'], /takes no target/],
+    [['send', '--all', 'a', 'vega'], /--all chooses the agents itself/],
+    [['send', 'a', 'b', 'vega', '--name', 'x'], /--name names one agent/],
     [['send', 'a', '--new-worktree', '--from', 'x'], /--new-worktree only/],
     [['frobnicate'], /Unknown/],
     [[], /No command/],

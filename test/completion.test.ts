@@ -35,7 +35,7 @@ describe('completion candidates', () => {
     const names = data.commands.map((c) => c.name);
     expect(names).toEqual(['list', 'doctor', 'send', 'recover', 'history', 'show', 'schema', 'completion', 'help']);
     const send = data.commands.find((c) => c.name === 'send')!;
-    expect(send.positionals).toEqual(['agent', 'target']);
+    expect(send.positionals).toEqual(['agent..']);
     const flags = Object.fromEntries(send.flags.map((f) => [f.name, f]));
     for (const f of ['dry-run', 'here', 'new-worktree', 'dir', 'from', 'self', 'wait', 'wait-timeout', 'new-branch', 'keep-source-changes', 'name', 'session', 'focus', 'trust', 'timeout']) {
       expect(flags[f], f).toBeDefined();
@@ -53,8 +53,12 @@ describe('completion candidates', () => {
     [['-'], ['--version', '--quiet', '--help', '--json']],
     [['send', ''], ['reviewer', 'w3:p1', 'pi-main']],
     [['send', 're'], ['reviewer']],
-    [['send', 'reviewer', ''], ['vega', 'build-box']],
-    [['send', 'reviewer', 'vega', ''], []],
+    // send's words: agents, then the target (hosts first, then the other agents).
+    [['send', 'reviewer', ''], ['vega', 'build-box', 'w3:p1', 'pi-main']],
+    [['send', 'reviewer', 'vega', ''], ['build-box', 'w3:p1', 'pi-main']],
+    [['send', 'reviewer', 'p'], ['pi-main']],
+    [['send', '--all', ''], ['vega', 'build-box']],
+    [['send', '--all', 'vega', ''], []],
     [['send', '--dry-run', 'reviewer', 'b'], ['build-box']],
     [['send', '--dir', '/x', ''], ['reviewer', 'w3:p1', 'pi-main']],
     [['send', 'reviewer', '--from', ''], ['vega', 'build-box']],
@@ -80,7 +84,7 @@ describe('completion candidates', () => {
 
   it('asks herdr for agents only where an agent is named', async () => {
     asked.length = 0;
-    await complete(['send', 'reviewer', ''], data);
+    await complete(['send', '--all', ''], data);
     await complete(['doctor', ''], data);
     await complete(['send', '--h'], data);
     expect(asked).toEqual([]);

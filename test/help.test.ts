@@ -59,7 +59,7 @@ describe('help', () => {
         const usage = await usageText(form, { wrap: null });
         expect(usage, form.join(' ')).toContain(`agent-handoff ${c.name}`);
         for (const o of c.options) for (const f of spellings(o)) expect(usage.includes(f) || (f.startsWith('--no-') && usage.includes(`--${o.name}`)), `${form.join(' ')}: ${f}`).toBe(true);
-        for (const p of c.positionals) expect(usage, `${form.join(' ')}: <${p}>`).toMatch(new RegExp(`[<[]${p}[>\\]]`));
+        for (const p of c.positionals) expect(usage, `${form.join(' ')}: <${p}>`).toMatch(new RegExp(`[<[]${p}(\\.\\.)?[>\\]]`));
         for (const g of ['--version', '--quiet', '--help', '--json']) expect(usage, g).toContain(g);
         expect(usage, `${form.join(' ')}: examples`).toMatch(/^Examples:$/m);
       }

@@ -180,6 +180,12 @@ describe('sendTargetOf: the target read before the parse, only when certain', ()
     [['send', 'api', 'local'], null],
     [['list', 'api', 'vega'], null],
     [['send', 'api', '--', 'vega'], null],
+    // A batch: the last of the words is the target.
+    [['send', 'api', 'web', 'vega', '--dry-run'], 'vega'],
+    [['send', '--all', 'vega'], 'vega'],
+    [['send', '--all', '--from', 'vega'], null],
+    [['send', '--all', 'api', 'vega'], null],
+    [['send', 'api', 'web', '--here'], null],
   ];
   for (const [argv, want] of cases) it(`${argv.join(' ')} → ${want}`, () => expect(sendTargetOf(argv)).toBe(want));
 });

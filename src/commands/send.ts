@@ -10,7 +10,7 @@ import { acquireLock, heldFor, inProgress, localLiveness, lockHolder, paneLockKe
 import { findAgent, sessionIdOf } from '../handoff/find-agent.js';
 import { hostStateDir } from '../handoff/marker.js';
 import { processStartId } from '../handoff/process-age.js';
-import type { SendOptions } from '../handoff/options.js';
+import { isBatch, type SendOptions } from '../handoff/options.js';
 import { buildPlan, sourceHerdrProbe, type Plan } from '../handoff/plan.js';
 import { openSides, type Side, type Sides } from '../handoff/sides.js';
 import { deferSelf, selfWithFrom, type DeferredJob } from '../handoff/self.js';
@@ -135,7 +135,7 @@ export function planJson(plan: Plan, sides: Sides): PlanJson {
   };
 }
 
-function resultOf(plan: Plan, sides: Sides, done: ExecuteResult, timings: { step: string; ms: number; ok: boolean }[], sourceAtShell: boolean): z.infer<typeof SendResult> {
+export function resultOf(plan: Plan, sides: Sides, done: ExecuteResult, timings: { step: string; ms: number; ok: boolean }[], sourceAtShell: boolean): z.infer<typeof SendResult> {
   const target = sides.target;
   return {
     ok: true,
@@ -175,6 +175,7 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
   const opts = args.send as SendOptions;
   // Refused before connecting anywhere (exit 2, like the other flag rules).
   if (opts.self && opts.from) throw selfWithFrom();
+  if (isBatch(opts)) return (await import('./send-batch.js')).sendBatch(args, ctx);
   const progress = createProgress(ctx.stderr, { quiet: ctx.quiet });
   const resumed = opts.dryRun ? [] : await finishEarlierHandoffs(opts, ctx, progress);
   const completed = resumed.find((r) => r.action === 'completed');
@@ -259,25 +260,9 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
     process.on('SIGTERM', onSignal);
     try {
       const done = await execute(plan, sides, journal, progress, aborter.signal);
-      const atShell = done.sourceAtShell;
       journal.outcome('succeeded');
-      // After success, nothing here may fail the handoff: these are notes and courtesies.
-      const moved = await recordMoved(sides.source.host, stateOnSource, {
-        kind: plan.kind,
-        session: plan.session.id,
-        // A note kept on the source machine, read by whoever lists it: the address, not an alias.
-        to: sides.target.host.address,
-        target_path: plan.sessionPlacement.file,
-        at: new Date().toISOString(),
-        handoff: id,
-      }).then(
-        () => null,
-        (err: unknown) => `Could not note at the source that the session moved: ${err instanceof Error ? err.message : String(err)}`,
-      );
-      const brief = await sendBrief(plan, sides, done, progress);
-      const result = resultOf(plan, sides, done, progress.timings, atShell);
-      if (moved) result.plan?.warnings.push(moved);
-      return { result: { ...result, ...(brief ? { brief } : {}), ...(resumed.length > 0 ? { resumed } : {}) }, exitCode: 0 };
+      const result = await movedResult(plan, sides, done, progress, stateOnSource);
+      return { result: { ...result, ...(resumed.length > 0 ? { resumed } : {}) }, exitCode: 0 };
     } catch (err) {
       journal.outcome(failedOutcome(err), { error: err instanceof Error ? err.message : String(err) });
       throw err;
@@ -291,6 +276,29 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
   }
 }
 
+/**
+ * The result of an agent that moved. After success nothing here may fail the handoff: these are
+ * notes (the source's record that the session moved) and courtesies (the brief).
+ */
+export async function movedResult(plan: Plan, sides: Sides, done: ExecuteResult, progress: ReturnType<typeof createProgress>, stateOnSource: string): Promise<z.infer<typeof SendResult>> {
+  const moved = await recordMoved(sides.source.host, stateOnSource, {
+    kind: plan.kind,
+    session: plan.session.id,
+    // A note kept on the source machine, read by whoever lists it: the address, not an alias.
+    to: sides.target.host.address,
+    target_path: plan.sessionPlacement.file,
+    at: new Date().toISOString(),
+    handoff: plan.id,
+  }).then(
+    () => null,
+    (err: unknown) => `Could not note at the source that the session moved: ${err instanceof Error ? err.message : String(err)}`,
+  );
+  const brief = await sendBrief(plan, sides, done, progress);
+  const result = resultOf(plan, sides, done, progress.timings, done.sourceAtShell);
+  if (moved) result.plan?.warnings.push(moved);
+  return { ...result, ...(brief ? { brief } : {}) };
+}
+
 /** How a failed handoff ended: a rollback that left undo errors is incomplete (`recover` retries it). */
 export function failedOutcome(err: unknown): 'rolled_back' | 'rollback_incomplete' | 'failed' {
   if (!(err instanceof HandoffFailed)) return 'failed';
@@ -298,7 +306,7 @@ export function failedOutcome(err: unknown): 'rolled_back' | 'rollback_incomplet
 }
 
 /** Newest first: the session lock, then the pane lock. */
-async function releaseLocks(locks: HeldLock[]): Promise<void> {
+export async function releaseLocks(locks: HeldLock[]): Promise<void> {
   for (const lock of locks.splice(0).reverse()) await lock.release().catch(() => undefined);
 }
 
@@ -369,7 +377,7 @@ async function finishEarlierHandoffs(opts: SendOptions, ctx: CommandContext, pro
 }
 
 /** The hand-off brief, when asked for: delivered once the agent is idle on the target. */
-async function sendBrief(plan: Plan, sides: Sides, done: ExecuteResult, progress: ReturnType<typeof createProgress>): Promise<{ status: BriefOutcome; text: string } | null> {
+export async function sendBrief(plan: Plan, sides: Sides, done: ExecuteResult, progress: ReturnType<typeof createProgress>): Promise<{ status: BriefOutcome; text: string } | null> {
   const opts = plan.opts;
   const asked = { brief: opts.brief, focus: opts.briefFocus, doneWhen: opts.doneWhen };
   if (!wantsBrief(asked)) return null;

@@ -2,8 +2,14 @@
 import { UsageError } from '../errors.js';
 
 export interface SendOptions {
-  /** herdr agent name, pane id, or a unique prefix of a session id. */
+  /** herdr agent name, pane id, or a unique prefix of a session id (the first of `agents`; '' with --all/--workspace). */
   agent: string;
+  /** Every agent named (several make a batch). */
+  agents: string[];
+  /** --all: every agent on the source's herdr. */
+  all: boolean;
+  /** --workspace: every agent of this herdr workspace (id or label). */
+  workspace: string | null;
   /** ssh target (user@host, host, ssh://…, ~/.ssh/config alias); null with --here or --from alone. */
   target: string | null;
   dryRun: boolean;
@@ -34,8 +40,11 @@ export interface SendOptions {
 }
 
 export interface RawSendArgs {
+  /** One agent, or the words of `send WORD…` (yargs' variadic positional): the agents, then the target (see `wordsOf`). */
   agent?: unknown;
   target?: unknown;
+  all?: unknown;
+  workspace?: unknown;
   dryRun?: unknown;
   here?: unknown;
   newWorktree?: unknown;
@@ -74,15 +83,48 @@ function positiveSeconds(v: unknown, flag: string, dflt: number): number {
   return n;
 }
 
+/**
+ * The words of `send` split into agents and target. The last word is the target, except:
+ * with --here every word is an agent (the target is this machine); with --from a single word is
+ * the agent (brought here); with --all or --workspace the one word allowed is the target.
+ */
+export function wordsOf(raw: RawSendArgs): { agents: string[]; target: string | null } {
+  // One agent and its target given apart (the --self job, callers in code): taken as they are.
+  if (!Array.isArray(raw.agent) && raw.all !== true && str(raw.workspace) === null) {
+    const agent = str(raw.agent);
+    if (!agent) throw new UsageError('Name the agent to move.', 'Run `agent-handoff list` to see the agents, then `agent-handoff send <agent> <target>` (see `agent-handoff send --help`).');
+    return { agents: [agent], target: str(raw.target) };
+  }
+  const words = (Array.isArray(raw.agent) ? raw.agent : [raw.agent, raw.target]).map(str).filter((w): w is string => w !== null);
+  if (raw.all === true || str(raw.workspace) !== null) {
+    const flag = raw.all === true ? '--all' : '--workspace';
+    if (words.length > 1) throw new UsageError(`${flag} chooses the agents itself; the only word it takes is the target (got ${words.map((w) => JSON.stringify(w)).join(' ')}).`, `Drop the agent names, or drop ${flag} and name the agents.`);
+    if (raw.here === true && words.length > 0) throw new UsageError(`--here moves the agents on this machine; it takes no target (got ${JSON.stringify(words[0])}).`, 'Drop the target, or drop --here.');
+    return { agents: [], target: words[0] ?? null };
+  }
+  if (words.length === 0) throw new UsageError('Name the agent to move.', 'Run `agent-handoff list` to see the agents, then `agent-handoff send <agent> <target>` (see `agent-handoff send --help`).');
+  if (raw.here === true || words.length === 1) return { agents: words, target: null };
+  return { agents: words.slice(0, -1), target: words[words.length - 1]! };
+}
+
+/** Several agents, a workspace or all of them: one handoff of many (commands/send-batch.ts). */
+export function isBatch(opts: SendOptions): boolean {
+  return opts.all || opts.workspace !== null || opts.agents.length > 1;
+}
+
 /** Normalise yargs output and enforce the rules between flags. */
 export function parseSendOptions(raw: RawSendArgs): SendOptions {
-  const agent = str(raw.agent);
-  if (!agent) throw new UsageError('Name the agent to move.', 'Run `agent-handoff list` to see the agents, then `agent-handoff send <agent> <target>`.');
+  const { agents, target } = wordsOf(raw);
+  // --here with --from: the agents come to this machine (every word is an agent).
+  const hereFrom = raw.here === true && str(raw.from) !== null;
   const opts: SendOptions = {
-    agent,
-    target: str(raw.target),
+    agent: agents[0] ?? '',
+    agents: [...new Set(agents)],
+    all: raw.all === true,
+    workspace: str(raw.workspace),
+    target,
     dryRun: raw.dryRun === true,
-    here: raw.here === true,
+    here: raw.here === true && !hereFrom,
     newWorktree: raw.newWorktree === true,
     dir: str(raw.dir),
     from: str(raw.from),
@@ -105,10 +147,13 @@ export function parseSendOptions(raw: RawSendArgs): SendOptions {
   };
   if (opts.brief && (opts.briefFocus || opts.doneWhen)) throw new UsageError('--brief replaces --focus and --done-when; give one or the other.', 'Put everything in --brief, or use --focus and --done-when.');
   if (opts.here && opts.target) throw new UsageError('--here moves the agent on this machine; it takes no target.', 'Drop the target, or drop --here.');
-  if (opts.here && opts.from) throw new UsageError('--here and --from cannot be combined.', 'Use --here for this machine, or --from HOST to bring an agent from HOST.');
+  if (opts.all && opts.workspace) throw new UsageError('--all and --workspace both choose the agents; give one.', 'Use --all for every agent, or --workspace W for those of one workspace.');
+  if (hereFrom && raw.newWorktree === true) throw new UsageError('--new-worktree moves an agent within this machine; it cannot be combined with --from.', 'Drop --new-worktree.');
   if (opts.newWorktree && !opts.here) throw new UsageError('--new-worktree only applies with --here.', 'Add --here, or drop --new-worktree.');
   if (!opts.target && !opts.here && !opts.from) throw new UsageError('No target given.', 'Name the machine: `agent-handoff send <agent> <ssh-target>`, or pass --here (this machine) or --from HOST (bring it here).');
   if (opts.from && opts.target && opts.from === opts.target) throw new UsageError(`--from and the target are the same host (${opts.from}).`, 'Name a different target, or drop it to bring the agent to this machine.');
+  if (isBatch(opts) && opts.name !== null) throw new UsageError('--name names one agent; this send moves several.', 'Drop --name (each agent keeps its own name), or move the agents one at a time.');
+  if (isBatch(opts) && opts.session !== null) throw new UsageError('--session names the session of one agent; this send moves several.', 'Drop --session, or move that agent on its own.');
   if (opts.name !== null && !/^[a-z][a-z0-9_-]{0,31}$/.test(opts.name)) {
     throw new UsageError(`--name ${JSON.stringify(opts.name)} is not a valid herdr agent name.`, 'Use a lower-case letter followed by up to 31 of a-z, 0-9, _ or -.');
   }

@@ -28,6 +28,8 @@ export const CopyRecordSchema = z.object({
 export const HandoffRecord = z.discriminatedUnion('kind', [
   /** Who runs the handoff: `recover` leaves a journal alone while that process lives. */
   z.object({ kind: z.literal('controller'), host: z.string(), pid: z.number().int() }),
+  /** Agents of one checkout moved together (a batch): one snapshot, placement and stash, undone by the lead only when none of them stays moved. */
+  z.object({ kind: z.literal('group'), lead: z.string(), members: z.array(z.string()) }),
   /** The agent was quit at the source; restart it there with this argv on failure. */
   z.object({ kind: z.literal('quit'), pane: z.string(), name: z.string().nullable(), agentKind: z.string(), restartArgs: z.array(z.string()) }),
   z.object({ kind: z.literal('snapshot'), head: z.string(), wip: z.string().nullable(), fingerprint: z.string(), repo: z.string() }),

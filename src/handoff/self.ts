@@ -35,26 +35,39 @@ export function selfWithFrom(): UsageError {
  * `timeout`, `waitTimeout`, `--`), so nothing of the command line is lost on the way.
  */
 export function jobArgs(opts: SendOptions): RawSendArgs & Record<string, unknown> {
-  const { timeoutS, waitTimeoutS, agentArgs, ...rest } = opts;
-  return { ...rest, timeout: timeoutS, waitTimeout: waitTimeoutS, '--': agentArgs };
+  const { timeoutS, waitTimeoutS, agentArgs, agents, target, ...rest } = opts;
+  // The words as typed: the agents, then the target (none with --here).
+  const words = [...agents, ...(opts.here || !target ? [] : [target])];
+  return { ...rest, agent: words, timeout: timeoutS, waitTimeout: waitTimeoutS, '--': agentArgs };
 }
 
-export async function deferSelf(plan: Plan, sides: Sides, opts: SendOptions, ctx: CommandContext, planJson: unknown) {
+/** The job the helper runs: these agents (by pane), once the agent that asked has ended its turn. */
+async function startHelper(self: Plan, panes: string[], sides: Sides, opts: SendOptions, ctx: CommandContext): Promise<{ workspace: string; pane: string; job: string }> {
   if (!sides.source.host.isThisMachine) {
     throw selfWithFrom();
   }
   const dir = path.join(stateDir(ctx.env), 'deferred');
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const jobFile = path.join(dir, `${plan.id}.json`);
+  const jobFile = path.join(dir, `${self.id}.json`);
   const job: DeferredJob = {
-    opts: jobArgs({ ...opts, self: false, wait: true, dryRun: false, agent: plan.agent.pane_id }),
-    expect: { pane: plan.agent.pane_id, pid: plan.process.pid, kind: plan.kind, session: plan.session.id },
+    opts: jobArgs({ ...opts, self: false, wait: true, dryRun: false, agent: panes[0]!, agents: panes, all: false, workspace: null }),
+    expect: { pane: self.agent.pane_id, pid: self.process.pid, kind: self.kind, session: self.session.id },
   };
   fs.writeFileSync(jobFile, JSON.stringify(job), { mode: 0o600 });
   // The same launcher the user ran.
   const cli = LAUNCHER;
-  const { workspace, paneId } = await sides.source.herdr.workspaceCreate({ cwd: plan.cwd, label: `handoff ${plan.agent.name ?? plan.kind} (helper)`, focus: false });
+  const { workspace, paneId } = await sides.source.herdr.workspaceCreate({ cwd: self.cwd, label: `handoff ${self.agent.name ?? self.kind} (helper)`, focus: false });
   const command = [process.execPath, cli, '__run-deferred', jobFile].map(quoteForAnyShell).join(' ');
   await sides.source.herdr.run(paneId, command);
-  return { ok: true as const, command: 'send' as const, dry_run: false, deferred: true, plan: planJson, helper: { workspace: workspace.workspace_id, pane: paneId, job: jobFile } };
+  return { workspace: workspace.workspace_id, pane: paneId, job: jobFile };
+}
+
+export async function deferSelf(plan: Plan, sides: Sides, opts: SendOptions, ctx: CommandContext, planJson: unknown) {
+  const helper = await startHelper(plan, [plan.agent.pane_id], sides, opts, ctx);
+  return { ok: true as const, command: 'send' as const, dry_run: false, deferred: true, plan: planJson, helper };
+}
+
+/** --self in a batch: the whole batch runs in the helper, after the turn of the agent that asked. */
+export function deferBatch(self: Plan, plans: Plan[], sides: Sides, opts: SendOptions, ctx: CommandContext): Promise<{ workspace: string; pane: string; job: string }> {
+  return startHelper(self, plans.map((p) => p.agent.pane_id), sides, opts, ctx);
 }

@@ -4,8 +4,13 @@
 // no further step begins after it.
 import { HandoffError } from '../errors.js';
 import type { Progress } from '../progress.js';
-import type { Journal } from './journal.js';
 import { armTimedKill, failInjected, killPoint, pausePoint } from './test-hooks.js';
+
+/** Where a step's beginning and end are journaled (one journal, or every agent's of a checkout). */
+export interface StepJournal {
+  begin(step: string): void;
+  done(step: string): void;
+}
 
 export class StepRunner {
   /** The step begun last. */
@@ -14,7 +19,7 @@ export class StepRunner {
   firstFailure: { step: string; err: unknown } | null = null;
 
   constructor(
-    private readonly journal: Journal,
+    private readonly journal: StepJournal,
     private readonly progress: Progress,
     private readonly signal: AbortSignal,
   ) {}

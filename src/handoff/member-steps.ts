@@ -1,0 +1,192 @@
+// One agent's own steps after its quit: the session copy, herdr's integration and hook trust,
+// the start on the target and its verification. Agents of a batch run these side by side.
+import type { HookLook, HookTrustOutcome } from '../../adapters/hook-trust.js';
+import type { Snapshot } from '../git/snapshot.js';
+import { arrivalsDir, recordArrivals } from '../transcript/arrivals.js';
+import type { CopyRecord } from '../transcript/copy-types.js';
+import { undoCopy } from '../transcript/copy.js';
+import { destinationUnder, lookAtDestinations, type DestinationLook } from '../transcript/destinations.js';
+import { ledgerDir, recordLeft } from '../transcript/left-ledger.js';
+import type { Placement } from '../../adapters/adapter.js';
+import { hostStateDir } from './marker.js';
+import { sessionIntent } from './intents.js';
+import type { Member } from './member.js';
+import { cwdIn } from './plan.js';
+import { copySessionUnit } from './session-copy.js';
+import type { Sides } from './sides.js';
+import { startAgent, toAgentName, uniqueAgentName, type StartResult } from './start.js';
+import { checkTargetFiles, verify } from './verify.js';
+
+/** The temp-name tag copySessionUnit gives the session copy (src/handoff/session-copy.ts). */
+export function sessionCopyTag(id: string): string {
+  return id.slice(-8);
+}
+
+export interface SessionCopied {
+  out: CopyRecord;
+  sessionPlacement: Placement;
+}
+
+/** What one agent reads early, while it quits (read-only; each user checks it is for what it then does). */
+export interface EarlyReads {
+  /** The session's destinations as planned. */
+  look: Promise<DestinationLook | null>;
+  /** What the source's agent trusts of herdr's hook. */
+  sourceHooks: Promise<HookLook> | null;
+  /** The target's, when herdr's integration there is current (not reinstalled). */
+  targetHooks: Promise<HookLook | null> | null;
+}
+
+export function earlyReads(m: Member, sides: Sides, besides: <T>(p: Promise<T>) => Promise<T>): EarlyReads {
+  const { plan } = m;
+  const { source, target } = sides;
+  const root = plan.sessionPlacement.configRoot;
+  const hookTrust = plan.adapter.hookTrust;
+  return {
+    look: besides(lookAtDestinations(target.host, root, plan.unit.map((e) => destinationUnder(root, e.dest))).catch(() => null)),
+    sourceHooks: hookTrust ? besides(hookTrust.look(source.host, plan.sourceCtx, plan.cwd)) : null,
+    // In its home: the target cwd may not exist yet, and only the user's own hooks count.
+    targetHooks: hookTrust
+      ? besides(plan.targetIntegrationAsked.then((state) => (state?.status === 'current' ? hookTrust.look(target.host, plan.targetCtx, plan.targetCtx.home) : null)).catch(() => null))
+      : null,
+  };
+}
+
+/**
+ * Copy the agent's session to where its work lands on the target. Starts as soon as the agent is
+ * gone (nothing writes its transcript any more); should the work land in another worktree than
+ * planned, the caller undoes it and copies again.
+ */
+export function copySession(m: Member, sides: Sides, worktree: string, look: Promise<DestinationLook | null>, markerWritten: () => Promise<unknown>): Promise<SessionCopied> {
+  const { plan } = m;
+  const { source, target } = sides;
+  return m.steps.run('session', m.says(`copying the ${plan.kind} session`), async () => {
+    // The marker goes first: from here on the target may hold something of this handoff.
+    await markerWritten();
+    const sessionPlacement = plan.adapter.placement(plan.session, { ...plan.targetCtx, cwd: cwdIn(worktree, plan.snapshot.relativeCwd) });
+    // The unit as the quit left it (sizes and times are final now).
+    const unit = await plan.adapter.unit(source.host, plan.session, sessionPlacement);
+    // One look at the destinations serves the intent and the copy (the early one when it is for these).
+    const root = sessionPlacement.configRoot;
+    const dests = unit.map((e) => destinationUnder(root, e.dest));
+    const early = await look;
+    const looked = early && early.root === root && early.dests.join('\0') === dests.join('\0') ? Promise.resolve(early) : lookAtDestinations(target.host, root, dests);
+    looked.catch(() => undefined);
+    m.record(await sessionIntent(looked, unit, sessionCopyTag(plan.id)));
+    const sourceState = hostStateDir(source.info);
+    const targetState = hostStateDir(target.info);
+    // The repository's spellings are the plan's (the snapshot taken later is of the same checkout and cwd).
+    const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: plan.snapshot, targetWorktree: worktree, looked, ledgerDir: ledgerDir(targetState), left: plan.targetLeft, arrivalsDir: arrivalsDir(sourceState), overwrite: plan.opts.overwrite });
+    m.record({ kind: 'session_copy', record: out });
+    // What left the source, recorded there: when the session comes back, a copy still as it
+    // left is ours to replace (agents that rewrite files in place). What arrived, recorded on
+    // the target: when it leaves again, what it still holds of that need not cross.
+    const at = new Date().toISOString();
+    await Promise.all([
+      recordLeft(source.host, ledgerDir(sourceState), out.files.flatMap((f) => (f.source ? [{ ...f.source, handoff: plan.id, to: target.host.address, at }] : []))),
+      recordArrivals(target.host, arrivalsDir(targetState), out.files.flatMap((f) => (f.content ? [{ path: f.path, ...f.content, handoff: plan.id }] : []))),
+    ]);
+    return { out, sessionPlacement };
+  });
+}
+
+/** The session copied for where the work landed: the early copy, or another when it landed elsewhere. */
+export async function sessionFor(m: Member, sides: Sides, copying: Promise<SessionCopied>, worktree: string, markerWritten: () => Promise<unknown>): Promise<SessionCopied> {
+  const copied = await copying;
+  if (worktree === m.plan.placement.worktree) return copied;
+  await undoCopy(sides.target.host, copied.out);
+  m.record({ kind: 'undone', what: 'session_copy' });
+  return copySession(m, sides, worktree, Promise.resolve(null), markerWritten);
+}
+
+export interface Started {
+  integrationInstalled: boolean;
+  hookTrust: HookTrustOutcome | null;
+  start: StartResult;
+  verified: string[];
+  startedMs: number;
+}
+
+/**
+ * herdr's integration (installed once per kind of a batch: `integration` is shared), the trust of
+ * its hook, the agent's start in the target cwd and the checks of what the target holds.
+ */
+export async function startOnTarget(
+  m: Member,
+  sides: Sides,
+  at: { snap: Snapshot; worktree: string; repo: string; session: SessionCopied; early: EarlyReads; integration: (m: Member) => Promise<boolean>; taken: Set<string> },
+  besides: <T>(p: Promise<T>) => Promise<T>,
+): Promise<Started> {
+  const { plan } = m;
+  const { source, target } = sides;
+  const { adapter, agent, opts } = plan;
+  const targetCwd = cwdIn(at.worktree, at.snap.relativeCwd);
+  // The target's files are checked while the agent starts there (the check reads git and the
+  // session files only); its answer is awaited by the verify step, after the start.
+  const filesChecked = besides(checkTargetFiles(plan, sides, at.snap, at.worktree, at.session.out));
+  const integrationInstalled = await m.steps.run('integration', m.says('checking the herdr integration on the target'), () => at.integration(m));
+  // After our install, herdr's new hook would wait for review in the agent: its trust is
+  // carried when the source trusts the very same hook.
+  const hookTrust = adapter.hookTrust;
+  const hookTrusted =
+    hookTrust && at.early.sourceHooks
+      ? await m.steps.run('hook_trust', m.says(`checking the trust of herdr's hook on ${target.host.label}`), async () =>
+          hookTrust.carry({
+            target: target.host,
+            ctx: plan.targetCtx,
+            cwd: targetCwd,
+            source: await (at.early.sourceHooks as Promise<HookLook>),
+            early: integrationInstalled ? null : at.early.targetHooks,
+            sourceLabel: source.host.label,
+            tag: sessionCopyTag(plan.id),
+            allowed: opts.trust,
+            journal: (w) => m.record({ kind: 'hook_trust', ...w }),
+          }),
+        )
+      : null;
+  const startedMs = Date.now();
+  const start = await m.steps.run('start', m.says(`starting ${plan.kind} on ${target.host.label}`), async () => {
+    const now = new Set((await target.herdr.agentList()).map((a) => a.name).filter((n): n is string => !!n));
+    const repoName = at.repo.split('/').pop() ?? 'repo';
+    const preferred = opts.name ?? agent.name ?? `${repoName}-${plan.kind}`;
+    // The source agent still holds its name on the same herdr (--here), or another agent of the
+    // batch took it a moment ago: pick another.
+    const name = uniqueAgentName(toAgentName(preferred), new Set([...now, ...at.taken]));
+    at.taken.add(name);
+    const worktreeName = at.worktree.split('/').pop() ?? repoName;
+    return startAgent(target.herdr, {
+      cwd: targetCwd,
+      label: `${worktreeName} (${plan.kind})`,
+      focus: opts.focus,
+      name,
+      kind: adapter.herdrKind,
+      args: adapter.resumeArgv(at.session.sessionPlacement.handle, opts.agentArgs).slice(1),
+      trust: opts.trust,
+      classify: adapter.classifyScreen,
+      timeoutMs: Math.max(30_000, opts.timeoutS * 1000),
+      onWorkspace: (workspace, pane) => m.record({ kind: 'workspace', workspace, pane }),
+    });
+  });
+  const verified = await m.steps.run('verify', m.says('verifying the target'), async () => verify(plan, sides, start, filesChecked));
+  return { integrationInstalled, hookTrust: hookTrusted, start, verified, startedMs };
+}
+
+/** herdr's integration for a kind, asked in the plan's look; installed (once per kind of a batch) when it is not current. */
+export function integrationInstaller(sides: Sides): (m: Member) => Promise<boolean> {
+  const installs = new Map<string, Promise<boolean>>();
+  return async (m) => {
+    const { plan } = m;
+    const target = plan.adapter.integration;
+    const asked = plan.targetIntegrationAsked;
+    let install = installs.get(target);
+    if (!install) {
+      install = asked.then((state) => (state?.status === 'current' ? false : sides.target.herdr.integrationInstall(target).then(() => true)));
+      installs.set(target, install);
+    }
+    // Asked while the agent quit (see Plan.targetIntegration); the result's plan shows it.
+    plan.targetIntegration ??= await asked;
+    const installed = await install;
+    if (installed) m.record({ kind: 'integration', target });
+    return installed;
+  };
+}

@@ -1,0 +1,78 @@
+// The work's move, shared by every agent of a checkout: the commits (and the snapshot of the
+// uncommitted changes) sent to the target, then placed there — journaled before each change.
+import { HandoffError } from '../errors.js';
+import { place, undoPlacement, type PlacementRecord } from '../git/place.js';
+import type { PlacementReads } from '../git/placement-read.js';
+import type { Snapshot } from '../git/snapshot.js';
+import { transfer, type TransferResult } from '../git/transfer.js';
+import type { PlacementIntent } from './intents.js';
+import { placementIntent } from './intents.js';
+import type { Plan } from './plan.js';
+import type { HandoffRecord } from './records.js';
+import type { Sides } from './sides.js';
+import type { StepRunner } from './steps.js';
+
+/** The work on the target: what was sent, and where and how it was placed. */
+export interface Moved {
+  moved: TransferResult;
+  placement: PlacementRecord;
+}
+
+export interface WorkMove {
+  /** The lead agent's plan: its snapshot, placement and id name the move. */
+  plan: Plan;
+  sides: Sides;
+  steps: StepRunner;
+  /** Journaled in every journal of the checkout. */
+  record: (rec: HandoffRecord) => void;
+  /** Waited for before anything reaches the target (the incoming marker goes first). */
+  markerWritten: () => Promise<unknown>;
+  /** The target refs' commits the source has too (the pack need not carry them). */
+  commonTips: Promise<string[]>;
+  /** The placement's intent as planned, asked while the agents quit. */
+  intentEarly: Promise<PlacementIntent>;
+}
+
+/** Send a snapshot's HEAD and work to the target and place it there (undoing `replacing` first, exactly). */
+export async function sendAndPlace(w: WorkMove, s: Snapshot, how: { read?: Promise<PlacementReads>; replacing?: PlacementRecord }): Promise<Moved> {
+  const { plan, sides, steps } = w;
+  const { source, target } = sides;
+  const targetRepo = plan.placement.repo;
+  const opts = plan.opts;
+  const moved = await steps.run('transfer', `sending commits to ${target.host.label}`, async () => {
+    await w.markerWritten();
+    w.record({ kind: 'refs', targetRepo, id: plan.id });
+    return transfer({ source: source.host, sourceRepo: s.repoRoot, target: target.host, targetRepo, id: plan.id, head: s.head, wip: s.snapshot, timeoutMs: opts.timeoutS * 1000, commonTips: w.commonTips });
+  });
+  const placement = await steps.run('place', `placing ${s.branch ?? 'the work'} on ${target.host.label}`, async () => {
+    if (how.replacing) {
+      // What was placed ahead of the quit is not this work: undone first, exactly.
+      const undo = await undoPlacement(target.host, how.replacing);
+      if (undo.errors.length > 0) throw new HandoffError('place_failed', `Could not undo the placement made while the agent quit in ${how.replacing.worktree} on ${target.host.label}: ${undo.errors.map((e) => e.message).join('; ')}`);
+      w.record({ kind: 'undone', what: 'placement' });
+    }
+    // The plan's placement with this snapshot, journaled before place changes anything.
+    const rec = await place({
+      target: target.host,
+      targetRepo,
+      id: plan.id,
+      head: s.head,
+      wip: s.snapshot,
+      sourceBranch: s.branch,
+      newBranch: plan.placement.branch !== s.branch || opts.newBranch,
+      sessionId: plan.session.id,
+      changedFiles: s.changedFiles,
+      ...(how.read ? { read: how.read } : {}),
+      commitsOn: { host: source.host, repo: s.repoRoot },
+      beforeChanges: async (p) => {
+        // The intent asked early is for the placement planned; another one is asked now.
+        const early = await w.intentEarly;
+        const planned = early.repo === p.repo && early.branch === p.branch && early.mode === p.mode && early.worktree === p.worktree && early.branchTip === p.branchTip;
+        w.record({ ...(planned ? early : await placementIntent(target.host, p)), head: s.head, wip: s.snapshot });
+      },
+    });
+    w.record({ kind: 'placement', record: rec });
+    return rec;
+  });
+  return { moved, placement };
+}
