@@ -1,7 +1,7 @@
 // `recover [<id>] [--rollback]`: finish or roll back unfinished handoffs, reported in JSON.
 import path from 'node:path';
 import { HandoffError } from '../errors.js';
-import { listJournals, listUnsettled, stateDir } from '../handoff/journal.js';
+import { handoffsNamed, listJournals, listUnsettled, stateDir } from '../handoff/journal.js';
 import { localMarkers, type IncomingMarker } from '../handoff/marker.js';
 import { recoverOne, type RecoverReport } from '../handoff/recover.js';
 import type { CommandContext, CommandOutput } from './index.js';
@@ -32,12 +32,15 @@ function incomingHandoffs(dir: string, known: ReadonlySet<string>): Incoming[] {
 export async function recover(args: Record<string, unknown>, ctx: CommandContext): Promise<CommandOutput> {
   const dir = stateDir(ctx.env);
   const timeoutS = typeof args.timeout === 'number' && args.timeout > 0 ? args.timeout : 60;
-  const known = new Set(listJournals(dir).map((j) => j.id));
+  const summaries = listJournals(dir);
+  const known = new Set(summaries.map((j) => j.id));
   let ids: string[];
   if (typeof args.id === 'string' && args.id) {
     const asked = args.id;
-    const match = [...known].filter((id) => id === asked || id.startsWith(asked));
-    if (match.length !== 1) {
+    // A batch id names every agent of the batch.
+    const named = handoffsNamed(summaries, asked);
+    const match = named.ids;
+    if (match.length !== 1 && !named.batch) {
       // No journal here, but an incoming marker may name it: the handoff was started on another
       // machine (this is its target), and only that machine's journal can finish or undo it.
       const markerId = (m: Incoming) => m.id ?? path.basename(m.file, '.json');

@@ -6,7 +6,7 @@
 import os from 'node:os';
 import { z } from 'zod';
 import { HandoffError } from '../errors.js';
-import { executeCheckout, type MemberOutcome } from '../handoff/execute.js';
+import { batchTarget, executeCheckout, type MemberOutcome } from '../handoff/execute.js';
 import { Journal, newHandoffId, stateDir } from '../handoff/journal.js';
 import { unfinishedFor } from '../handoff/recover.js';
 import { acquireLock, localLiveness, lockHolder, paneLockKey, sessionLockKey, type HeldLock, type LockOwner } from '../handoff/lock.js';
@@ -183,7 +183,8 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
     process.on('SIGTERM', onSignal);
     try {
       const groups = byCheckout(members);
-      const ran = await Promise.all(groups.map(async (g) => ({ group: g, outcomes: await executeCheckout(g, sides, progress, aborter.signal).catch((err: unknown) => g.map((): MemberOutcome => ({ ok: false, error: asError(err) }))) })));
+      const target = batchTarget(sides);
+      const ran = await Promise.all(groups.map(async (g) => ({ group: g, outcomes: await executeCheckout(g, sides, progress, aborter.signal, target).catch((err: unknown) => g.map((): MemberOutcome => ({ ok: false, error: asError(err) }))) })));
       const agents: BatchAgent[] = [];
       const checkouts: SendBatchResult['checkouts'] = [];
       for (const { group, outcomes } of ran) {

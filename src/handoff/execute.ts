@@ -27,7 +27,7 @@ import type { Sides } from './sides.js';
 import type { HookTrustOutcome } from '../../adapters/hook-trust.js';
 import type { StartResult } from './start.js';
 import { allJournals, Member, ownRecords, sharedRecords } from './member.js';
-import { copySession, earlyReads, integrationInstaller, sessionFor, startOnTarget, type SessionCopied, type Started } from './member-steps.js';
+import { copySession, earlyReads, integrationInstaller, sessionFor, startOnTarget, TargetDesk, type SessionCopied, type Started } from './member-steps.js';
 import { sendAndPlace, type Moved } from './send-and-place.js';
 
 export { sessionCopyTag } from './member-steps.js';
@@ -69,7 +69,17 @@ interface Quitted {
   copying: Promise<SessionCopied>;
 }
 
-export async function executeCheckout(plans: { plan: Plan; journal: Journal }[], sides: Sides, progress: Progress, signal: AbortSignal): Promise<MemberOutcome[]> {
+/** What the checkouts of one batch share on the target: herdr's integrations (installed once per kind) and its desk. */
+export interface BatchTarget {
+  integration: (m: Member) => Promise<boolean>;
+  desk: TargetDesk;
+}
+
+export function batchTarget(sides: Sides): BatchTarget {
+  return { integration: integrationInstaller(sides), desk: new TargetDesk() };
+}
+
+export async function executeCheckout(plans: { plan: Plan; journal: Journal }[], sides: Sides, progress: Progress, signal: AbortSignal, batch: BatchTarget = batchTarget(sides)): Promise<MemberOutcome[]> {
   const members = plans.map((p) => new Member(p.plan, p.journal, progress, signal, plans.length > 1));
   const outcomes = new Map<Member, MemberOutcome>();
   const lead = members[0]!.plan;
@@ -204,8 +214,6 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
   // Built while the agents start on the target, used at the end: the stash commit costs a dozen
   // local git runs that would otherwise come after the target is verified.
   const preparedStash = opts.keepSourceChanges ? undefined : besides(prepareStash(source.host, snap, lead.id, target.host.label));
-  const integration = integrationInstaller(sides);
-  const taken = new Set<string>();
   const started = new Map<Member, { started: Started; session: SessionCopied; quit: QuitResult }>();
   await Promise.all(
     gone.map(async ({ member: m, quit, copying }) => {
@@ -213,7 +221,7 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
         // Each agent's cwd in the worktree: its own place in the repository.
         const session = await sessionFor(m, sides, copying, placement.worktree, markerWritten);
         const mine = { ...snap, relativeCwd: m.plan.snapshot.relativeCwd };
-        started.set(m, { quit, session, started: await startOnTarget(m, sides, { snap: mine, worktree: placement.worktree, repo: placement.repo, session, early: early.get(m)!, integration, taken }, besides) });
+        started.set(m, { quit, session, started: await startOnTarget(m, sides, { snap: mine, worktree: placement.worktree, repo: placement.repo, session, early: early.get(m)!, integration: batch.integration, desk: batch.desk }, besides) });
       } catch (thrown) {
         await failMember(m, thrown);
       }

@@ -113,6 +113,8 @@ function eventsOf(text: string): JournalEvent[] {
 
 export interface JournalSummary {
   id: string;
+  /** The batch this handoff was one agent of (`send a b TARGET`, --all, --workspace), or null. */
+  batch: string | null;
   time: string;
   agent: string | null;
   kind: string | null;
@@ -139,6 +141,7 @@ export function summarise(id: string, events: JournalEvent[]): JournalSummary {
   const incomplete = undoErrors > 0 && outcome !== undefined && outcome !== 'recovered' && outcome !== 'succeeded';
   return {
     id,
+    batch: s(header.batch),
     time: events[0]?.t ?? '',
     agent: s(header.agent),
     kind: s(header.kind),
@@ -197,6 +200,22 @@ function summariesIn(dir: string, passOver: (text: string) => boolean = () => fa
     if (!passOver(text)) out.push(summarise(f.slice(0, -'.jsonl'.length), eventsOf(text)));
   }
   return out.sort((a, b) => b.time.localeCompare(a.time));
+}
+
+/**
+ * The handoffs an id names: the one journal of that id, else the one a prefix names, else every
+ * agent of the batch a prefix names (its members' ids begin with the batch id).
+ */
+export function handoffsNamed(summaries: readonly JournalSummary[], asked: string): { ids: string[]; batch: string | null } {
+  const exact = summaries.find((h) => h.id === asked);
+  if (exact) return { ids: [exact.id], batch: null };
+  const match = summaries.filter((h) => h.id.startsWith(asked));
+  const batches = new Set(match.map((h) => h.batch));
+  if (match.length > 1 && batches.size === 1) {
+    const [batch] = batches;
+    if (batch) return { ids: match.map((h) => h.id).sort(), batch };
+  }
+  return { ids: match.map((h) => h.id), batch: null };
 }
 
 /** The one handoff id generator (src/handoff-id.ts), re-exported where journals are made. */

@@ -99,6 +99,26 @@ export async function sessionFor(m: Member, sides: Sides, copying: Promise<Sessi
   return copySession(m, sides, worktree, Promise.resolve(null), markerWritten);
 }
 
+/**
+ * The target's herdr desk for a batch: agents that shared a workspace at the source share one on
+ * the target (the first opens it, the others start in panes split beside it), and each agent's
+ * name is unique among those started. One per batch, across its checkouts.
+ */
+export class TargetDesk {
+  private readonly opened = new Map<string, Promise<{ workspace: string; pane: string } | null>>();
+  /** Names given to agents of this batch (herdr's list may not show them yet). */
+  readonly taken = new Set<string>();
+
+  /** For an agent of source workspace `ws`: the pane to start beside (null: it opens the workspace), and what to call once it has. */
+  seat(ws: string): { beside: Promise<{ workspace: string; pane: string } | null> | null; opened: (where: { workspace: string; pane: string } | null) => void } {
+    const known = this.opened.get(ws);
+    if (known) return { beside: known, opened: () => undefined };
+    let opened!: (where: { workspace: string; pane: string } | null) => void;
+    this.opened.set(ws, new Promise((resolve) => (opened = resolve)));
+    return { beside: null, opened };
+  }
+}
+
 export interface Started {
   integrationInstalled: boolean;
   hookTrust: HookTrustOutcome | null;
@@ -114,7 +134,7 @@ export interface Started {
 export async function startOnTarget(
   m: Member,
   sides: Sides,
-  at: { snap: Snapshot; worktree: string; repo: string; session: SessionCopied; early: EarlyReads; integration: (m: Member) => Promise<boolean>; taken: Set<string> },
+  at: { snap: Snapshot; worktree: string; repo: string; session: SessionCopied; early: EarlyReads; integration: (m: Member) => Promise<boolean>; desk: TargetDesk },
   besides: <T>(p: Promise<T>) => Promise<T>,
 ): Promise<Started> {
   const { plan } = m;
@@ -145,16 +165,18 @@ export async function startOnTarget(
         )
       : null;
   const startedMs = Date.now();
+  const seat = at.desk.seat(agent.workspace_id);
   const start = await m.steps.run('start', m.says(`starting ${plan.kind} on ${target.host.label}`), async () => {
     const now = new Set((await target.herdr.agentList()).map((a) => a.name).filter((n): n is string => !!n));
     const repoName = at.repo.split('/').pop() ?? 'repo';
     const preferred = opts.name ?? agent.name ?? `${repoName}-${plan.kind}`;
     // The source agent still holds its name on the same herdr (--here), or another agent of the
     // batch took it a moment ago: pick another.
-    const name = uniqueAgentName(toAgentName(preferred), new Set([...now, ...at.taken]));
-    at.taken.add(name);
+    const name = uniqueAgentName(toAgentName(preferred), new Set([...now, ...at.desk.taken]));
+    at.desk.taken.add(name);
     const worktreeName = at.worktree.split('/').pop() ?? repoName;
     return startAgent(target.herdr, {
+      ...(seat.beside ? { beside: seat.beside } : {}),
       cwd: targetCwd,
       label: `${worktreeName} (${plan.kind})`,
       focus: opts.focus,
@@ -164,9 +186,12 @@ export async function startOnTarget(
       trust: opts.trust,
       classify: adapter.classifyScreen,
       timeoutMs: Math.max(30_000, opts.timeoutS * 1000),
-      onWorkspace: (workspace, pane) => m.record({ kind: 'workspace', workspace, pane }),
+      onWorkspace: (workspace, pane) => {
+        m.record({ kind: 'workspace', workspace, pane });
+        seat.opened({ workspace, pane });
+      },
     });
-  });
+  }).finally(() => seat.opened(null));
   const verified = await m.steps.run('verify', m.says('verifying the target'), async () => verify(plan, sides, start, filesChecked));
   return { integrationInstalled, hookTrust: hookTrusted, start, verified, startedMs };
 }

@@ -21,6 +21,7 @@ import { processStartId } from './process-age.js';
 import { hostStateDir } from './marker.js';
 import { HandoffRecord } from './records.js';
 import { rollback, type RollbackReport } from './rollback.js';
+import { isShared, ownRecords } from './member.js';
 import { clearTypedQuit, paneAtShell } from './quit.js';
 import { pollUntil } from '../sleep.js';
 
@@ -186,6 +187,45 @@ async function settleInterruptedQuit(herdr: HerdrClient, quit: Extract<HandoffRe
   return { alive: true, step: { step: 'quit', status: 'failed', detail: `${JSON.stringify(text)} still waits in the agent's input in pane ${quit.pane}: erase it there before pressing Enter, or the agent quits.` } };
 }
 
+/** Where the other agents of a batch's checkout stand (see the `group` record): moved, or still unfinished. */
+export interface Siblings {
+  /** How many other agents the checkout moved with. */
+  others: number;
+  moved: string[];
+  unfinished: string[];
+}
+
+export function siblingsOf(dir: string, id: string, records: readonly HandoffRecord[]): Siblings | null {
+  const group = records.find((r): r is Extract<HandoffRecord, { kind: 'group' }> => r.kind === 'group');
+  if (!group || group.members.length < 2) return null;
+  const out: Siblings = { others: group.members.length - 1, moved: [], unfinished: [] };
+  for (const other of group.members.filter((m) => m !== id)) {
+    let events: JournalEvent[];
+    try {
+      events = Journal.open(dir, other).events();
+    } catch {
+      continue;
+    }
+    const last = [...events].reverse().find((e) => e.type === 'outcome')?.data;
+    const outcome = last?.outcome;
+    if (outcome === 'succeeded' || (outcome === 'recovered' && last?.action === 'completed')) out.moved.push(other);
+    else if (outcome === undefined || outcome === 'rollback_incomplete') out.unfinished.push(other);
+  }
+  return out;
+}
+
+/**
+ * What a rollback of one agent of a checkout undoes: its own part, and the work's move (placement,
+ * refs, marker) only when it is the last of them to settle and none stays moved. While another
+ * stays moved, the placement it works in stays; the refs and the marker go.
+ */
+export function recordsToUndo(records: HandoffRecord[], siblings: Siblings | null): HandoffRecord[] {
+  if (!siblings) return records;
+  if (siblings.moved.length > 0) return records.filter((r) => !isShared(r) || r.kind === 'refs' || r.kind === 'marker');
+  if (siblings.unfinished.length > 0) return ownRecords(records);
+  return records;
+}
+
 export async function recoverOne(dir: string, id: string, opts: { forceRollback: boolean; timeoutS: number }): Promise<RecoverReport> {
   const release = claimRecovery(dir, id);
   if (!release) {
@@ -207,6 +247,8 @@ async function recoverClaimed(dir: string, id: string, opts: { forceRollback: bo
   const records = recordsOf(events);
   const done = stepsDone(events);
   const steps: RecoverStep[] = [];
+  // One of several agents of a checkout (a batch): the work's move is theirs together.
+  const siblings = siblingsOf(dir, id, records);
   const quit = records.find((r): r is Extract<HandoffRecord, { kind: 'quit' }> => r.kind === 'quit');
   // Its controller is alive when that pid still runs here and (when recorded) started when it did.
   const controller = stillRunning(events);
@@ -247,6 +289,9 @@ async function recoverClaimed(dir: string, id: string, opts: { forceRollback: bo
       const stashRec = records.find((r) => r.kind === 'stash');
       if (stashRec || done.has('stash')) {
         steps.push({ step: 'stash', status: 'recovered', detail: 'The source changes were already stashed.' });
+      } else if (siblings && siblings.moved.length < siblings.others) {
+        // Another agent of this checkout is back at the source (or not yet recovered): it works on those changes.
+        steps.push({ step: 'stash', status: 'skipped', detail: 'The source changes stay: not every agent of this checkout moved.' });
       } else if (snapRec) {
         const layout = await repoLayout(source, snapRec.repo);
         const snap: Snapshot = { ...layout, snapshot: snapRec.wip, tree: snapRec.fingerprint.split(':')[1] ?? '', changedFiles: [], fingerprint: snapRec.fingerprint, head: snapRec.head };
@@ -255,7 +300,10 @@ async function recoverClaimed(dir: string, id: string, opts: { forceRollback: bo
       }
       const marker = records.find((r): r is Extract<HandoffRecord, { kind: 'marker' }> => r.kind === 'marker');
       if (marker) {
-        await target.remove(marker.path);
+        await target.remove(marker.path).catch((err: unknown) => {
+          // Another agent of the checkout removed it already.
+          if (!siblings) throw err;
+        });
         steps.push({ step: 'marker', status: 'done', detail: `Removed the handoff marker ${marker.path} on ${target.label}.` });
       }
       // The session copy in use on the target is the verified one: the backups of what it replaced go.
@@ -279,7 +327,7 @@ async function recoverClaimed(dir: string, id: string, opts: { forceRollback: bo
     } else {
       sourceAlive = quit ? (await sides.source.herdr.agentList()).some((a) => a.pane_id === quit.pane) : true;
     }
-    const report = await rollback(sides, records, { restart: !sourceAlive, alreadyUndone: undoneBefore(events) });
+    const report = await rollback(sides, recordsToUndo(records, siblings), { restart: !sourceAlive, alreadyUndone: undoneBefore(events) });
     if (sourceAlive && quit) steps.push({ step: 'restart', status: 'recovered', detail: `The agent already runs at the source (pane ${quit.pane}).` });
     for (const u of report.undone) steps.push({ step: 'undo', status: 'done', detail: u });
     for (const e of report.errors) steps.push({ step: 'undo', status: 'failed', detail: `${e.what}: ${e.error}` });

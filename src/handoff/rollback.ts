@@ -114,15 +114,21 @@ export async function rollback(sides: RollbackSides, records: HandoffRecord[], o
   };
   for (const rec of toUndo(records)) {
     switch (rec.kind) {
-      case 'workspace':
-        // Closing the workspace ends the agent started in it.
-        await attempt(`closed workspace ${rec.workspace} on ${sides.target.host.label}`, async () => {
-          await sides.target.herdr.workspaceClose(rec.workspace).catch((err: unknown) => {
-            if (err instanceof HerdrError && err.herdrCode === 'workspace_not_found') return;
-            throw err;
-          });
-        });
+      case 'workspace': {
+        // Closing the workspace ends the agent started in it; one it shares with other agents of
+        // its batch (they stay) loses only this agent's pane.
+        const others = await sides.target.herdr
+          .agentList()
+          .then((list) => list.some((a) => a.workspace_id === rec.workspace && a.pane_id !== rec.pane))
+          .catch(() => false);
+        const gone = (err: unknown) => {
+          if (err instanceof HerdrError && (err.herdrCode === 'workspace_not_found' || err.herdrCode === 'pane_not_found')) return;
+          throw err;
+        };
+        if (others) await attempt(`closed pane ${rec.pane} of workspace ${rec.workspace} on ${sides.target.host.label}`, () => sides.target.herdr.paneClose(rec.pane).catch(gone));
+        else await attempt(`closed workspace ${rec.workspace} on ${sides.target.host.label}`, () => sides.target.herdr.workspaceClose(rec.workspace).catch(gone));
         break;
+      }
       case 'session_copy':
         await attempt(`removed the session files written on ${sides.target.host.label}`, () => undoCopy(sides.target.host, rec.record));
         break;

@@ -46,6 +46,22 @@ export interface StartRequest {
   timeoutMs: number;
   /** Called as soon as the workspace exists, so a failure later can close it. */
   onWorkspace: (workspaceId: string, paneId: string) => void;
+  /**
+   * A pane of a workspace opened moments ago for another agent of the same source workspace (a
+   * batch): the agent starts in a new pane beside it. Null, or a split that fails: a workspace of its own.
+   */
+  beside?: Promise<{ workspace: string; pane: string } | null>;
+}
+
+/** Where the agent starts: a pane split beside another agent's when asked and possible, else a new workspace. */
+async function paneFor(herdr: HerdrClient, req: StartRequest): Promise<{ workspace: string; pane: string }> {
+  const anchor = await req.beside?.catch(() => null);
+  if (anchor) {
+    const split = await herdr.paneSplit(anchor.pane, { cwd: req.cwd, focus: false }).catch(() => null);
+    if (split) return { workspace: split.workspace_id, pane: split.pane_id };
+  }
+  const { workspace, paneId } = await herdr.workspaceCreate({ cwd: req.cwd, label: req.label, focus: req.focus });
+  return { workspace: workspace.workspace_id, pane: paneId };
 }
 
 export interface StartResult {
@@ -112,8 +128,8 @@ async function firstScreen(herdr: HerdrClient, pane: string, typed: readonly str
 }
 
 export async function startAgent(herdr: HerdrClient, req: StartRequest): Promise<StartResult> {
-  const { workspace, paneId } = await herdr.workspaceCreate({ cwd: req.cwd, label: req.label, focus: req.focus });
-  req.onWorkspace(workspace.workspace_id, paneId);
+  const { workspace: workspaceId, pane: paneId } = await paneFor(herdr, req);
+  req.onWorkspace(workspaceId, paneId);
   const started = await startWithRetry(herdr, req, paneId);
   const typed = started?.argv.length ? started.argv : [req.kind, ...req.args];
   const waiting: WaitingScreen[] = [];
@@ -156,5 +172,5 @@ export async function startAgent(herdr: HerdrClient, req: StartRequest): Promise
     if (!known) waiting.push('unrecognized_prompt');
     else if (trust === 'answered') live = (await herdr.agentList()).find((a) => a.pane_id === paneId) ?? live;
   }
-  return { workspace: workspace.workspace_id, pane: paneId, name: req.name, agent: live, trust, waitingForUser: waiting };
+  return { workspace: workspaceId, pane: paneId, name: req.name, agent: live, trust, waitingForUser: waiting };
 }

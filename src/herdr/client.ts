@@ -184,6 +184,18 @@ export class HerdrClient {
     return { workspace: r.result.workspace, paneId: r.result.root_pane.pane_id };
   }
 
+  /** A new pane beside `pane`, in its workspace, starting in `cwd` (`pane split`). */
+  async paneSplit(pane: string, opts: { cwd: string; focus?: boolean }): Promise<PaneInfo> {
+    const r = await this.cli.json(['pane', 'split', pane, '--direction', 'right', '--cwd', opts.cwd, opts.focus ? '--focus' : '--no-focus'], PaneInfoResult);
+    return r.result.pane;
+  }
+
+  async paneClose(pane: string): Promise<void> {
+    const args = ['pane', 'close', pane];
+    const r = await this.raw(args);
+    if (r.exitCode !== 0) this.cli.fail(r, args);
+  }
+
   async workspaceList(): Promise<WorkspaceInfo[]> {
     return (await this.cli.json(['workspace', 'list'], WorkspaceListResult)).result.workspaces;
   }

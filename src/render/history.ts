@@ -12,6 +12,12 @@ export interface ShowView {
   events: JournalEvent[];
 }
 
+/** `show BATCH`: every agent of a batch, each with its events. */
+export interface ShowBatchView {
+  batch: string;
+  handoffs: ShowView[];
+}
+
 function outcome(s: JournalSummary, style: Style): string {
   if (s.outcome === 'succeeded' || s.outcome === 'recovered') return style.green(s.outcome);
   if (s.outcome === 'dry_run') return style.dim('dry run');
@@ -40,7 +46,11 @@ function eventText(e: JournalEvent): string {
   return '';
 }
 
-export function renderShow(result: ShowView, opts: RenderOptions): string {
+export function renderShow(result: ShowView | ShowBatchView, opts: RenderOptions): string {
+  if ('batch' in result) {
+    const style = styleFor(opts.color);
+    return [`${style.bold(`batch ${result.batch}`)}: ${result.handoffs.length} agents`, '', ...result.handoffs.map((one) => renderShow(one, opts))].join('\n');
+  }
   const style = styleFor(opts.color);
   const h = result.handoff;
   const head = [

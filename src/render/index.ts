@@ -7,12 +7,16 @@ import { renderError } from './error.js';
 import { renderHistory, renderShow, type HistoryView, type ShowView } from './history.js';
 import { renderList } from './list.js';
 import { renderSend, type SendView } from './send.js';
+import { renderSendBatch } from './send-batch.js';
+import type { SendBatchResult } from '../commands/send-batch.js';
 import type { RenderOptions } from './style.js';
 
 export type { RenderOptions } from './style.js';
 
 export function renderForPerson(result: unknown, opts: RenderOptions): string {
-  const r = result as { ok?: unknown; command?: unknown };
+  const r = result as { ok?: unknown; command?: unknown; batch?: unknown };
+  // A batch's result says who went where, whether all of them did or not.
+  if (r.command === 'send' && typeof r.batch === 'string') return renderSendBatch(result as SendBatchResult, opts);
   if (r.ok === false) return renderError(result as ErrorResult, opts);
   switch (r.command) {
     case 'list':

@@ -38,16 +38,16 @@ export function herdrBin(world: World): string {
 }
 
 /** `herdr …` as a user; parses the JSON envelope when there is one. */
-export async function herdr(world: World, user: WorldUser, args: string[]): Promise<{ code: number; json: Record<string, unknown> | null; stdout: string; stderr: string }> {
-  const r = await runAs(user, [herdrBin(world), ...args], { env: world.fastEnv });
+export async function herdr(world: World, user: WorldUser, args: string[], env: Record<string, string> = {}): Promise<{ code: number; json: Record<string, unknown> | null; stdout: string; stderr: string }> {
+  const r = await runAs(user, [herdrBin(world), ...args], { env: { ...world.fastEnv, ...env } });
   let json: Record<string, unknown> | null = null;
   const text = (r.code === 0 ? r.stdout : r.stderr).trim();
   if (text.startsWith('{')) json = JSON.parse(text.split('\n').pop()!) as Record<string, unknown>;
   return { code: r.code, json, stdout: r.stdout, stderr: r.stderr };
 }
 
-export async function herdrOk(world: World, user: WorldUser, args: string[]): Promise<Record<string, unknown>> {
-  const r = await herdr(world, user, args);
+export async function herdrOk(world: World, user: WorldUser, args: string[], env: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  const r = await herdr(world, user, args, env);
   if (r.code !== 0) throw new Error(`herdr ${args.join(' ')} as ${user.name} failed (${r.code}): ${r.stderr}`);
   return (r.json ?? {}) as Record<string, unknown>;
 }
@@ -117,28 +117,28 @@ export async function startFakeAgent(
   user: WorldUser,
   kind: string,
   cwd: string,
-  opts: { name: string; integration?: boolean; args?: string[]; waitSession?: boolean; trustHook?: boolean },
+  opts: { name: string; integration?: boolean; args?: string[]; waitSession?: boolean; trustHook?: boolean; env?: Record<string, string> },
 ): Promise<StartedAgent> {
   if (opts.integration !== false) {
     await installIntegration(world, user, kind);
     // Codex runs herdr's hook once the person trusted it (they did, the first time it asked).
     if (kind === 'codex' && opts.trustHook !== false) trustHerdrCodexHook(user);
   }
-  const ws = (await herdrOk(world, user, ['workspace', 'create', '--cwd', cwd, '--label', opts.name, '--no-focus'])) as { result: { workspace: { workspace_id: string }; root_pane: { pane_id: string } } };
+  const ws = (await herdrOk(world, user, ['workspace', 'create', '--cwd', cwd, '--label', opts.name, '--no-focus'], opts.env)) as { result: { workspace: { workspace_id: string }; root_pane: { pane_id: string } } };
   const pane = ws.result.root_pane.pane_id;
   try {
     await startIn(world, user, kind, pane, opts);
   } catch (err) {
-    await herdr(world, user, ['workspace', 'close', ws.result.workspace.workspace_id]).catch(() => undefined);
+    await herdr(world, user, ['workspace', 'close', ws.result.workspace.workspace_id], opts.env).catch(() => undefined);
     throw err;
   }
   return { workspace: ws.result.workspace.workspace_id, pane, name: opts.name };
 }
 
-async function startIn(world: World, user: WorldUser, kind: string, pane: string, opts: { name: string; integration?: boolean; args?: string[]; waitSession?: boolean }): Promise<void> {
+async function startIn(world: World, user: WorldUser, kind: string, pane: string, opts: { name: string; integration?: boolean; args?: string[]; waitSession?: boolean; env?: Record<string, string> }): Promise<void> {
   // The fresh shell may not own its terminal yet: retry like the product does.
   await waitFor(`agent ${opts.name} to start`, async () => {
-    const r = await herdr(world, user, ['agent', 'start', opts.name, '--kind', kind, '--pane', pane, '--', ...(opts.args ?? [])]);
+    const r = await herdr(world, user, ['agent', 'start', opts.name, '--kind', kind, '--pane', pane, '--', ...(opts.args ?? [])], opts.env);
     if (r.code === 0) return true;
     if (/not an available shell/.test(r.stderr)) return false;
     // Real herdr: started, but waiting at a screen (folder trust) the test answers.
@@ -147,7 +147,7 @@ async function startIn(world: World, user: WorldUser, kind: string, pane: string
   });
   if (opts.waitSession !== false && opts.integration !== false) {
     await waitFor(`session of ${opts.name}`, async () => {
-      const r = await herdr(world, user, ['agent', 'get', opts.name]);
+      const r = await herdr(world, user, ['agent', 'get', opts.name], opts.env);
       const agent = (r.json?.result as { agent?: { agent_session?: unknown } } | undefined)?.agent;
       return agent?.agent_session ? true : undefined;
     });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { renderHistory, renderShow } from '../../src/render/history.js';
 import type { JournalSummary } from '../../src/handoff/journal.js';
 
-const ok: JournalSummary = { id: '20261130-191926-459627269bc3c03c', time: '2026-11-30T19:19:26.123Z', agent: 'api-claude', kind: 'claude', from: 'local', to: 'vega', outcome: 'succeeded', step: 'stash', failed_step: null, error: null };
+const ok: JournalSummary = { batch: null, id: '20261130-191926-459627269bc3c03c', time: '2026-11-30T19:19:26.123Z', agent: 'api-claude', kind: 'claude', from: 'local', to: 'vega', outcome: 'succeeded', step: 'stash', failed_step: null, error: null };
 const bad: JournalSummary = { ...ok, id: '20261130-201010-aaaa', time: '2026-11-30T20:10:10.000Z', outcome: 'rolled_back', failed_step: 'start', error: 'The agent did not start.' };
 
 describe('renderHistory and renderShow', () => {

@@ -220,7 +220,7 @@ function writeOwned(user: WorldUser, file: string, text: string, mode: number): 
   fs.chownSync(file, user.uid, user.gid);
 }
 
-function sshdConfig(dir: string, port: number, host: string, users: string[]): string {
+function sshdConfig(dir: string, port: number, host: string, users: string[], extra: readonly string[]): string {
   return [
     `Port ${port}`,
     `ListenAddress ${host}`,
@@ -239,6 +239,7 @@ function sshdConfig(dir: string, port: number, host: string, users: string[]): s
     'MaxSessions 50',
     'MaxStartups 50:30:100',
     'AllowTcpForwarding yes',
+    ...extra,
     '',
   ].join('\n');
 }
@@ -253,7 +254,8 @@ export interface SshdHandle {
 }
 
 /** Start an sshd on a loopback address with its own host key; resolves once it accepts connections. */
-export async function startSshd(dir: string, opts: { host?: string; port?: number; users: string[] }): Promise<SshdHandle> {
+/** `extra`: more sshd_config lines (a test's own sshd, e.g. `SetEnv` for its sessions' login environment). */
+export async function startSshd(dir: string, opts: { host?: string; port?: number; users: string[]; extra?: string[] }): Promise<SshdHandle> {
   const host = opts.host ?? '127.0.0.1';
   fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
   fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
@@ -264,7 +266,7 @@ export async function startSshd(dir: string, opts: { host?: string; port?: numbe
   const port = opts.port ?? (await freePort(host));
   const config = path.join(dir, 'sshd_config');
   const log = path.join(dir, 'sshd.log');
-  fs.writeFileSync(config, sshdConfig(dir, port, host, opts.users));
+  fs.writeFileSync(config, sshdConfig(dir, port, host, opts.users, opts.extra ?? []));
   sh('/usr/sbin/sshd', ['-t', '-f', config]);
   // -D keeps it in the foreground so we hold its pid; detached so it outlives the test worker.
   const child = spawn('/usr/sbin/sshd', ['-D', '-f', config, '-E', log], { detached: true, stdio: 'ignore' });
@@ -476,7 +478,24 @@ async function startHerdrServer(world: World, user: WorldUser): Promise<number |
   const old = world.herdrServers[user.name];
   if (alive(old)) return old;
   mustAs(user, ['mkdir', '-p', path.dirname(herdrSocket(user))]);
-  const logFile = path.join(world.dir, `herdr-server-${user.name}.log`);
+  return spawnHerdrServer(world, user, {}, path.join(world.dir, `herdr-server-${user.name}.log`));
+}
+
+/**
+ * A herdr server of its own for `user` in the named session `session` (HERDR_SESSION): a test
+ * that must see only its own agents (`send --all`) runs them there. Returns its stop.
+ */
+export async function startSessionHerdr(world: World, user: WorldUser, session: string): Promise<() => void> {
+  const env = { HERDR_SESSION: session };
+  const pid = await spawnHerdrServer(world, user, env, path.join(world.dir, `herdr-server-${user.name}-${session}.log`));
+  return () => {
+    runAsSync(user, [path.join(world.binDir, 'herdr'), 'server', 'stop'], { env });
+    if (alive(pid)) process.kill(pid, 'SIGTERM');
+  };
+}
+
+async function spawnHerdrServer(world: World, user: WorldUser, extraEnv: Record<string, string>, logFile: string): Promise<number> {
+  const bin = path.join(world.binDir, 'herdr');
   const out = fs.openSync(logFile, 'a');
   fs.chownSync(logFile, user.uid, user.gid);
   const child = spawn(bin, ['server'], {
@@ -484,15 +503,16 @@ async function startHerdrServer(world: World, user: WorldUser): Promise<number |
     gid: user.gid,
     cwd: user.home,
     // Real herdr draws its panes for a terminal of this kind.
-    env: userEnv(user, { ...world.fastEnv, HERDR_BIN_PATH: bin, TERM: 'xterm-256color' }),
+    env: userEnv(user, { ...world.fastEnv, HERDR_BIN_PATH: bin, TERM: 'xterm-256color', ...extraEnv }),
     detached: true,
     stdio: ['ignore', out, out],
   });
   child.unref();
   fs.closeSync(out);
   const pid = child.pid;
+  if (!pid) throw new Error(`herdr server of ${user.name} did not start`);
   await waitFor(() => {
-    const r = runAsSync(user, [bin, 'status', 'server', '--json']);
+    const r = runAsSync(user, [bin, 'status', 'server', '--json'], { env: extraEnv });
     return (r.status === 0 && r.stdout.includes('"running":true')) || !alive(pid);
   }, 15_000, `herdr server of ${user.name}`);
   if (!alive(pid)) throw new Error(`herdr server of ${user.name} exited; see ${logFile}`);

@@ -21,7 +21,7 @@ const STATUSES = ['idle', 'working', 'blocked', 'done', 'unknown'];
 
 const GROUP_HELP: Record<string, string> = {
   agent: 'usage: herdr agent <list|get|start|wait|prompt|read> ...',
-  pane: 'usage: herdr pane <get|list|split|process-info|read|send-text|send-keys|run|report-agent|report-agent-session|release-agent> ...',
+  pane: 'usage: herdr pane <get|list|split|close|process-info|read|send-text|send-keys|run|report-agent|report-agent-session|release-agent> ...',
   workspace: 'usage: herdr workspace <create|list|get|focus|close> ...',
   integration: 'usage: herdr integration <status|install|uninstall> ...',
   server: 'usage: herdr server [stop]',
@@ -36,7 +36,7 @@ commands:
   server [stop]            run the headless server in the foreground / stop it
   status server [--json]   probe the server
   workspace ...            create|list|get|focus|close
-  pane ...                 get|list|split|process-info|read|send-text|send-keys|run|report-agent|report-agent-session|release-agent
+  pane ...                 get|list|split|close|process-info|read|send-text|send-keys|run|report-agent|report-agent-session|release-agent
   agent ...                list|get|start|wait|prompt|read
   integration ...          status|install|uninstall
 `;
@@ -368,6 +368,11 @@ async function pane(ctx: Ctx, args: string[]): Promise<number> {
       noExtra(p, 'usage: herdr pane process-info [--pane PANE | --current]');
       // 0.8.0: --current means the UI-focused pane, same as no selector.
       return jsonCommand(ctx, 'cli:pane:process_info', 'pane.process_info', { pane_id: paneSelector(p) });
+    }
+    case 'close': {
+      const p = parseArgs(rest, {});
+      if (p.pos.length !== 1 || p.rest) throw new Usage('usage: herdr pane close PANE');
+      return jsonCommand(ctx, 'cli:pane:close', 'pane.close', { pane_id: p.pos[0] });
     }
     case 'split': {
       const p = parseArgs(rest, { '--pane': 'value', '--current': 'bool', '--direction': 'value', '--ratio': 'value', '--cwd': 'value', '--env': 'multi', '--focus': 'bool', '--no-focus': 'bool' });

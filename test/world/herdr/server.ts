@@ -252,6 +252,8 @@ export class SimServer {
         return { type: 'pane_list', panes: this.allPanes().filter((x) => p.workspace_id == null || x.ws.id === p.workspace_id).map((x) => this.paneInfo(x)) };
       case 'pane.split':
         return this.paneSplit(p);
+      case 'pane.close':
+        return this.paneClose(str(p.pane_id));
       case 'pane.process_info':
         return this.processInfo(p);
       case 'pane.send_text':
@@ -545,6 +547,19 @@ export class SimServer {
     const i = this.workspaces.indexOf(w);
     if (i >= 0) this.workspaces.splice(i, 1);
     if (this.activeWs === w.id) this.activeWs = this.workspaces[0]?.id ?? null;
+  }
+
+  /** herdr 0.8.2 `pane close`: the pane and its processes go; the last pane of a workspace takes the workspace. */
+  private async paneClose(id: string): Promise<JsonObject> {
+    const pane = this.paneById(id);
+    if (!pane) throw new HerdrError('pane_not_found', `pane ${id} not found`);
+    const w = pane.ws;
+    if (w.panes.length === 1) return this.workspaceClose(w.id);
+    pane.closed = true;
+    w.panes.splice(w.panes.indexOf(pane), 1);
+    if (w.focusedPaneId === pane.id) w.focusedPaneId = w.panes[0]!.id;
+    await this.tmux.run(['kill-pane', '-t', pane.tmuxId]).catch(() => undefined);
+    return { type: 'ok' };
   }
 
   private async paneSplit(p: JsonObject): Promise<JsonObject> {
