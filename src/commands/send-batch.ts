@@ -15,7 +15,7 @@ import { processStartId } from '../handoff/process-age.js';
 import type { SendOptions } from '../handoff/options.js';
 import { buildPlan, sourceHerdrProbe, type Plan } from '../handoff/plan.js';
 import { refusalOf, selectAgents, workspacesNamed, type Refusal } from '../handoff/select-agents.js';
-import { openSides, type Sides } from '../handoff/sides.js';
+import { openSides } from '../handoff/sides.js';
 import { deferBatch } from '../handoff/self.js';
 import { createProgress } from '../progress.js';
 import { registerResultSchema, SUPPORTED_KINDS } from '../result.js';
