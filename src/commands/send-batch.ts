@@ -127,6 +127,10 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
             take ? acquireLock(source.host, { stateDir: stateOnSource, key, owner: lockOwner, isAlive }).then((l) => locks.push(l)) : null,
             progress.step(`planning ${as}`, () => buildPlan({ id, opts: oneAgent(opts, agent.pane_id), source, sameHost: opening.sameHost, sides: connecting, callerPane })),
           ]);
+          // A dry run refuses what the send would (a single dry run plans a busy agent and says so).
+          if (opts.dryRun && !opts.wait && (plan.agent.agent_status === 'working' || plan.agent.agent_status === 'blocked')) {
+            throw new HandoffError('agent_busy', `The agent ${as} is ${plan.agent.agent_status}.`, { fix: plan.agent.agent_status === 'blocked' ? 'Answer what it is asking first, or pass --wait.' : 'Pass --wait to move it once its turn ends.' });
+          }
           if (take) locks.push(await acquireLock(source.host, { stateDir: stateOnSource, key: sessionLockKey(plan.kind, plan.session.id), owner: { ...lockOwner, session: plan.session.id }, isAlive }));
           const running = take ? null : await lockHolder(source.host, { stateDir: stateOnSource, key, isAlive }).catch(() => null);
           return { agent, plan, running, refusal: null };

@@ -1,5 +1,6 @@
 // Which agents a batch moves: the ones named, those of a herdr workspace, or all of them. Pure:
-// what herdr listed in, the chosen agents and the refused ones (each with its reason) out.
+// what herdr listed in, the chosen agents and the refused ones (each with its reason) out. A name
+// that finds no agent fails the whole batch: a typo must not move the rest without it.
 import { HandoffError } from '../errors.js';
 import type { AgentInfo, WorkspaceInfo } from '../herdr/schemas.js';
 import { SUPPORTED_KINDS } from '../result.js';
@@ -69,12 +70,21 @@ export function selectAgents(list: readonly AgentInfo[], ask: SelectRequest, hos
     }
     return { chosen, refused };
   }
+  // A name that names no agent (or several) is a mistake in what was typed: nothing moves.
+  const unknown: HandoffError[] = [];
   for (const ref of ask.agents) {
     try {
       take(findAgent([...list], ref, hostLabel), ref);
     } catch (err) {
-      refused.push(refusalOf(ref, null, err));
+      if (!(err instanceof HandoffError)) throw err;
+      unknown.push(err);
     }
+  }
+  if (unknown.length === 1) throw unknown[0]!;
+  if (unknown.length > 1) {
+    throw new HandoffError(unknown.every((e) => e.code === 'agent_ambiguous') ? 'agent_ambiguous' : 'agent_not_found', `${unknown.length} of the agents named cannot be told apart or found; nothing was moved: ${unknown.map((e) => e.message).join(' ')}`, {
+      fix: 'Run `agent-handoff list` and pass its `target` values.',
+    });
   }
   return { chosen, refused };
 }
