@@ -25,13 +25,14 @@ export function diff(after: LinkCounters, before: LinkCounters): LinkCounters {
   return { handshakes: after.handshakes - before.handshakes, bursts: after.bursts - before.bursts, bytesUp: after.bytesUp - before.bytesUp, bytesDown: after.bytesDown - before.bytesDown };
 }
 
-export async function openLink(world: World, opts: { alias: string; oneWayDelayMs: number; gapMs?: number }): Promise<Link> {
+/** `to`: the sshd behind the link (default: the world's). */
+export async function openLink(world: World, opts: { alias: string; oneWayDelayMs: number; gapMs?: number; to?: { host: string; port: number } }): Promise<Link> {
   const vega = world.users.vega!;
   let proxy: DelayProxy | undefined;
   let tap: Tap | undefined;
   let restore: (() => void) | undefined;
   try {
-    proxy = await startDelayProxy({ host: world.sshd.host, port: world.sshd.port }, opts.oneWayDelayMs);
+    proxy = await startDelayProxy(opts.to ?? { host: world.sshd.host, port: world.sshd.port }, opts.oneWayDelayMs);
     tap = await startTap({ host: '127.0.0.1', port: proxy.port }, { connectDelayMs: 2 * opts.oneWayDelayMs, gapMs: opts.gapMs ?? 10 });
     restore = laptopAlias(world, opts.alias, tap.port, { user: vega.name, options: ['StrictHostKeyChecking yes', 'ControlMaster no', 'ControlPath none'] });
   } catch (err) {

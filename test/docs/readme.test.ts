@@ -45,10 +45,13 @@ function hostsOf(args: string[]): string[] {
     const a = args[i]!;
     if (a === '--') break;
     if (a === '--from') hosts.push(args[++i] ?? '');
-    else if (['--dir', '--name', '--session', '--timeout', '--wait-timeout', '--shell'].includes(a)) i++;
+    else if (['--dir', '--name', '--session', '--timeout', '--wait-timeout', '--shell', '--workspace'].includes(a)) i++;
     else if (!a.startsWith('-')) plain.push(a);
   }
-  if (plain[0] === 'send' && plain[2]) hosts.push(plain[2]);
+  // send's words: the agents, then the target (the only word with --all/--workspace; none with --here).
+  const words = plain[0] === 'send' ? plain.slice(1) : [];
+  const chooses = args.includes('--all') || args.includes('--workspace');
+  if (!args.includes('--here') && (chooses ? words.length === 1 : words.length >= 2)) hosts.push(words[words.length - 1]!);
   if (plain[0] === 'doctor' && plain[1]) hosts.push(plain[1]);
   return hosts;
 }

@@ -7,40 +7,31 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { gitAs, handoff, herdr, herdrOk, makeProject, startFakeAgent, waitFor, withAgentControl, writeAs, type Project } from '../helpers/e2e.js';
-import { laptopAlias, startSessionHerdr, startSshd, type World, type WorldUser } from '../world/machines.js';
+import { laptopAlias, type World, type WorldUser } from '../world/machines.js';
+import { openDesk, type Desk } from '../helpers/desk.js';
 
 let world: World;
 let laptop: WorldUser;
 let vega: WorldUser;
-const session = `ahbatch${Math.random().toString(36).slice(2, 6)}`;
-/** This file's herdr on either machine. */
-const env = { HERDR_SESSION: session };
-/** vega as this file reaches it: its login environment names the session. */
+let desk: Desk;
+/** This file's herdr on either machine (see openDesk). */
+let env: Record<string, string> = {};
+/** vega as this file reaches it: its login environment names the desk's session. */
 const VEGA = 'desk-vega';
-const closing: (() => void)[] = [];
+let removeAlias: () => void = () => undefined;
 
 beforeAll(async () => {
   world = await useWorld();
   laptop = world.users.laptop!;
   vega = world.users.vega!;
-  closing.push(await startSessionHerdr(world, laptop, session));
-  closing.push(await startSessionHerdr(world, vega, session));
-  // An sshd of its own with the world's host key, whose sessions get HERDR_SESSION.
-  const dir = fs.mkdtempSync(path.join(world.dir, 'desk-sshd-'));
-  for (const f of ['host_ed25519', 'host_ed25519.pub']) fs.copyFileSync(path.join(path.dirname(world.sshd.config), f), path.join(dir, f));
-  const sshd = await startSshd(dir, { users: ['laptop', 'vega'], extra: [`SetEnv HERDR_SESSION=${session}`] });
-  closing.push(() => process.kill(sshd.pid, 'SIGTERM'));
-  closing.push(laptopAlias(world, VEGA, sshd.port, { user: 'vega' }));
+  desk = await openDesk(world, 'ahbatch');
+  env = desk.env;
+  removeAlias = laptopAlias(world, VEGA, desk.sshd.port, { user: 'vega' });
 }, 120_000);
 
 afterAll(() => {
-  for (const close of closing.reverse()) {
-    try {
-      close();
-    } catch {
-      // already gone
-    }
-  }
+  removeAlias();
+  desk?.close();
 });
 
 interface Agent {
