@@ -267,6 +267,7 @@ export async function main(argv: string[]): Promise<void> {
     if (word === 'schema') {
       // Commands register their result schemas when loaded.
       await import('./commands/send.js').catch(() => undefined);
+      await import('./commands/send-batch.js').catch(() => undefined);
       const { ERROR_CODES, resultJsonSchemas } = await import('./result.js');
       print({ ok: true, command, schemas: resultJsonSchemas(), error_codes: ERROR_CODES }, mode);
       return;

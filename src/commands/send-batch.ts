@@ -19,7 +19,8 @@ import { openSides } from '../handoff/sides.js';
 import { deferBatch } from '../handoff/self.js';
 import { createProgress } from '../progress.js';
 import { registerResultSchema, SUPPORTED_KINDS } from '../result.js';
-import { failedOutcome, movedResult, planJson, releaseLocks, SendResult } from './send.js';
+import { failedOutcome, releaseLocks } from './send.js';
+import { movedResult, planJson, SendResult } from './send-result.js';
 import type { CommandContext, CommandOutput } from './index.js';
 
 const Problem = z.object({ code: z.string(), error: z.string(), fix: z.string().optional(), details: z.record(z.string(), z.unknown()).optional() });

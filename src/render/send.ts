@@ -1,6 +1,6 @@
 // `send` for a person: where the agent runs now, what moved, what was checked, what is left to do.
 import type { z } from 'zod';
-import type { SendResult } from '../commands/send.js';
+import type { SendResult } from '../commands/send-result.js';
 import { bytesText, count, durationText, fields, styleFor, tildePath, type RenderOptions } from './style.js';
 
 export type SendView = z.infer<typeof SendResult>;

@@ -2,7 +2,7 @@
 // (paths moved under /home/me), checked against the send schema so it stays a result the CLI can print.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { SendResult } from '../../src/commands/send.js';
+import { SendResult } from '../../src/commands/send-result.js';
 import { renderSend, type SendView } from '../../src/render/send.js';
 
 const REAL: SendView = SendResult.parse(JSON.parse(fs.readFileSync(new URL('./send-result.json', import.meta.url), 'utf8')));
