@@ -5,12 +5,14 @@
 // wall time, SSH handshakes, round trips and bytes each way, and each size's wall as a ratio of
 // one agent's. One JSON object on stdout, a table on stderr.
 //   AH_BENCH_RUNS=3 AH_BENCH_DELAY_MS=25 node dist/bench/batch.js
+//   AH_BENCH_SIZES=5 AH_BENCH_LOG_DIR=/tmp/bb …   # only 5 agents, each run's progress lines kept
 // Needs root and the world (it is set up here).
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { handoff, herdr, herdrOk, makeProject, startFakeAgent, waitFor, writeAs } from '../test/helpers/e2e.js';
+import { handoff, herdr, herdrOk, makeProject, runAs, startFakeAgent, waitFor, writeAs } from '../test/helpers/e2e.js';
 import { openDesk, type Desk } from '../test/helpers/desk.js';
-import { setupWorld, type World } from '../test/world/machines.js';
+import { appRoot, setupWorld, type World } from '../test/world/machines.js';
 import { diff, openLink, type Link } from './link.js';
 import { median, ratio } from './report.js';
 
@@ -63,14 +65,24 @@ async function idleAgents(world: World, desk: Desk, tag: string, n: number): Pro
 async function timedSend(world: World, desk: Desk, link: Link, args: string[], expectMoved: number): Promise<Way> {
   const before = link.counters();
   const t0 = Date.now();
-  const r = await handoff(world, world.users.laptop!, ['send', ...args, '--no-focus'], { env: desk.env, timeoutMs: 300_000 });
+  const r = process.env.AH_BENCH_TRACE === '1' ? await traced(world, ['send', ...args, '--no-focus'], desk.env) : await handoff(world, world.users.laptop!, ['send', ...args, '--no-focus'], { env: desk.env, timeoutMs: 300_000 });
   const wall = Date.now() - t0;
+  // AH_BENCH_LOG_DIR: each run's progress lines (stderr), to see where a batch spends its time.
+  if (process.env.AH_BENCH_LOG_DIR) fs.writeFileSync(path.join(process.env.AH_BENCH_LOG_DIR, `${args.length}-${t0}.log`), `${args.join(' ')}\n${r.stderr}`);
   const moved = diff(link.counters(), before);
   const summary = (r.json as { summary?: { moved?: number } }).summary;
   // A single agent's result has no summary: it moved when ok.
   const count = summary?.moved ?? (r.json.ok ? 1 : 0);
   if (count !== expectMoved) throw new Error(`send ${args.join(' ')}: ${count} of ${expectMoved} moved: ${JSON.stringify(r.json)}\n${r.stderr}`);
   return { wall_ms: wall, handshakes: moved.handshakes, round_trips: moved.bursts + moved.handshakes, bytes_up: moved.bytesUp, bytes_down: moved.bytesDown };
+}
+
+/** AH_BENCH_TRACE=1: the compiled modules with bench/trace-hook.js, which prints every host call on stderr. */
+async function traced(world: World, args: string[], env: Record<string, string>): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
+  const root = appRoot(world);
+  const cli = `import(${JSON.stringify(path.join(root, 'dist', 'src', 'cli.js'))}).then((m) => m.main(process.argv.slice(1)))`;
+  const r = await runAs(world.users.laptop!, [process.execPath, `--import=${path.join(root, 'dist', 'bench', 'trace-hook.js')}`, '-e', cli, ...args], { env: { ...world.fastEnv, ...env }, timeoutMs: 300_000 });
+  return { code: r.code, json: JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>, stderr: r.stderr };
 }
 
 async function closeAll(world: World, desk: Desk): Promise<void> {
@@ -95,7 +107,8 @@ export async function runBatchBench(opts: { runs: number; oneWayDelayMs: number;
   const link = await openLink(world, { alias: 'ah-batch-vega', oneWayDelayMs: opts.oneWayDelayMs, to: { host: desk.sshd.host, port: desk.sshd.port } });
   const sizes: BatchBenchReport['sizes'] = [];
   try {
-    for (const n of [1, 3, 5]) {
+    const only = process.env.AH_BENCH_SIZES ? process.env.AH_BENCH_SIZES.split(',').map(Number) : [1, 3, 5];
+    for (const n of only) {
       const there: Way[] = [];
       const back: Way[] = [];
       for (let i = 0; i < opts.runs; i++) {

@@ -14,6 +14,7 @@ import { hostStateDir } from '../handoff/marker.js';
 import { processStartId } from '../handoff/process-age.js';
 import type { SendOptions } from '../handoff/options.js';
 import { buildPlan, sourceHerdrProbe, type Plan } from '../handoff/plan.js';
+import { SharedScans } from '../git/discover.js';
 import { refusalOf, selectAgents, workspacesNamed, type Refusal } from '../handoff/select-agents.js';
 import { openSides } from '../handoff/sides.js';
 import { deferBatch } from '../handoff/self.js';
@@ -112,6 +113,8 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
     // Each agent: its pane locked (a dry run only looks) and its plan, side by side; an agent
     // that cannot go is refused with its reason, the others go on.
     const callerPane = expect ? undefined : ctx.env.HERDR_PANE_ID;
+    // One search for checkouts on the target serves every agent.
+    const scans = new SharedScans();
     const planned = await Promise.all(
       selection.chosen.map(async (agent, i) => {
         const id = `${batch}-${i + 1}`;
@@ -126,8 +129,12 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
           }
           const [, plan] = await Promise.all([
             take ? acquireLock(source.host, { stateDir: stateOnSource, key, owner: lockOwner, isAlive }).then((l) => locks.push(l)) : null,
-            progress.step(`planning ${as}`, () => buildPlan({ id, opts: oneAgent(opts, agent.pane_id), source, sameHost: opening.sameHost, sides: connecting, callerPane })),
+            progress.step(`planning ${as}`, () => buildPlan({ id, opts: oneAgent(opts, agent.pane_id), source, sameHost: opening.sameHost, sides: connecting, callerPane, scans })),
           ]);
+          // --self helper: the agent that asked must still be the one that asked.
+          if (expect && plan.agent.pane_id === expect.pane && (plan.process.pid !== expect.pid || plan.kind !== expect.kind || plan.session.id !== expect.session)) {
+            throw new HandoffError('agent_changed', `The agent in ${expect.pane} is no longer the one that asked to move (expected ${expect.kind} pid ${expect.pid} session ${expect.session}).`, { fix: 'Nothing was changed for it. Ask the agent again.' });
+          }
           // A dry run refuses what the send would (a single dry run plans a busy agent and says so).
           if (opts.dryRun && !opts.wait && (plan.agent.agent_status === 'working' || plan.agent.agent_status === 'blocked')) {
             throw new HandoffError('agent_busy', `The agent ${as} is ${plan.agent.agent_status}.`, { fix: plan.agent.agent_status === 'blocked' ? 'Answer what it is asking first, or pass --wait.' : 'Pass --wait to move it once its turn ends.' });

@@ -12,11 +12,13 @@ import type { Host, HostInfo, RunResult } from '../host/host.js';
 import type { QuestionBatch } from '../host/run-side-by-side.js';
 import { cacheOf, CacheSchema, configDir, configDirOf, expandHome, jsonFileQuestion, readCache, saveCache, searchRoots, withEntry } from './checkout-cache.js';
 import { git, splitNul } from './git.js';
+import { CHECK_LOOP, parseReport, REPORT, runScan, type FoundRepo, type SharedScans } from './checkout-scan.js';
+
+export { SharedScans, SKIPPED_FOLDERS } from './checkout-scan.js';
 import { isLocalRemote, normaliseRemote } from './remote-url.js';
 import { parseWorktreeList, type Worktree } from './worktrees.js';
 
 /** Folders never searched: dependency trees, build output, macOS media (hidden folders are skipped too). */
-export const SKIPPED_FOLDERS = ['node_modules', 'vendor', 'target', 'build', 'dist', 'Library', 'Applications', 'Pictures', 'Music', 'Movies', '__pycache__', 'venv', 'snap'];
 
 export interface RemoteOfRepo {
   name: string;
@@ -52,6 +54,8 @@ export interface DiscoverRequest {
   timeoutMs?: number;
   /** What the plan's look already asked (see discoveryLook): used instead of asking again. */
   looked?: DiscoveryLook;
+  /** A batch's scans, shared by its agents. */
+  shared?: SharedScans;
 }
 
 export interface DiscoverResult {
@@ -98,70 +102,6 @@ export async function remoteKey(host: Host, repo: string, url: string, wanted?: 
   const abs = path.posix.resolve(repo, key);
   if (wanted?.has(abs)) return abs;
   return host.realpath(abs).catch(() => abs);
-}
-
-// The script gets the per-repository report script as $1 (find -exec starts a new sh, which
-// cannot see shell functions), then a mode. Mode "scan": pairs <maxdepth> <root>; every `.git`
-// within maxdepth is reported, hidden and skipped folders pruned. Mode "check": folders.
-// Each repository is reported as: D NUL <folder> NUL <git config -z remote urls> E NUL.
-const REPORT = `top=$1; shift
-for g do
-  d=\${g%/.git}
-  case $d in .) p=$top ;; *) p=$top/\${d#./} ;; esac
-  printf 'D\\0%s\\0' "$p"
-  git -C "$p" config -z --get-regexp '^remote\\..*\\.url$' 2>/dev/null
-  printf 'E\\0'
-done`;
-const SKIP_EXPR = SKIPPED_FOLDERS.map((n) => `-name ${n}`).join(' -o ');
-/** Check mode: each folder in "$@" that is a checkout is reported ($report: REPORT). */
-const CHECK_LOOP = `for dir do
-  if [ -e "$dir/.git" ]; then sh -c "$report" sh "$dir" ./.git; fi
-done`;
-const SCAN_SCRIPT = `report=$1; mode=$2; shift 2
-if [ "$mode" = check ]; then
-${CHECK_LOOP}
-  exit 0
-fi
-while [ $# -ge 2 ]; do
-  depth=$1; root=$2; shift 2
-  (
-    cd -P -- "$root" 2>/dev/null || exit 0
-    find . -maxdepth "$depth" \\( -name .git -prune -exec sh -c "$report" sh "$(pwd -P)" {} + \\) -o \\( -type d \\( -name '.?*' -o ${SKIP_EXPR} \\) -prune \\) 2>/dev/null
-  )
-done
-exit 0`;
-
-interface FoundRepo {
-  dir: string;
-  urls: string[];
-}
-
-function parseReport(out: string): FoundRepo[] {
-  const tokens = out.split('\0');
-  const found: FoundRepo[] = [];
-  let cur: FoundRepo | null = null;
-  for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i] ?? '';
-    if (t === 'D' && cur === null) {
-      cur = { dir: tokens[++i] ?? '', urls: [] };
-    } else if (t === 'E' && cur) {
-      found.push(cur);
-      cur = null;
-    } else if (cur && t.includes('\n')) {
-      cur.urls.push(t.slice(t.indexOf('\n') + 1));
-    }
-  }
-  return found;
-}
-
-async function runScan(target: Host, params: string[], timeoutMs: number): Promise<FoundRepo[]> {
-  const r = await target.run(['sh', '-c', SCAN_SCRIPT, 'sh', REPORT, ...params], { timeoutMs });
-  if (r.exitCode !== 0) {
-    throw new HandoffError('discover_failed', `Searching for checkouts on ${target.label} failed: ${r.stderr.trim().slice(-500)}`, {
-      fix: 'Name the checkout with --dir.',
-    });
-  }
-  return parseReport(r.stdout);
 }
 
 async function matching(target: Host, found: FoundRepo[], keys: ReadonlySet<string>): Promise<{ dir: string; remote: string }[]> {
@@ -360,17 +300,20 @@ export async function discoverCheckout(req: DiscoverRequest): Promise<DiscoverRe
     if (checkouts.length > 0) {
       const kept = checkouts.map((c) => c.path);
       const pruned = kept.length !== cached.length || kept.some((p) => !cached.includes(p));
-      const saved = pruned && !req.dryRun ? saveCache(target, cacheFile, withEntry(cache, primary, kept)) : NOTHING_TO_SAVE;
+      const saved = pruned && !req.dryRun ? (req.shared ? req.shared.save(target, cacheFile, cache, primary, kept) : saveCache(target, cacheFile, withEntry(cache, primary, kept))) : NOTHING_TO_SAVE;
       return { checkout: checkouts[0] as TargetCheckout, checkouts, via: 'cache', cache: pruned ? 'pruned' : 'hit', roots: [], saved };
     }
     cacheState = 'stale';
   }
 
   const roots = await searchRoots(target, req.roots, req.looked?.config ?? null);
-  const found = await runScan(target, ['scan', ...roots.flatMap((r) => [String(r.depth), r.root])], timeoutMs);
+  const params = ['scan', ...roots.flatMap((r) => [String(r.depth), r.root])];
+  const found = await (req.shared ? req.shared.scan(target, params, timeoutMs) : runScan(target, params, timeoutMs));
   const unique = [...new Map(found.map((f) => [f.dir, f])).values()];
   const checkouts = await describe(target, await matching(target, unique, keys), req.branch);
-  const saved = !req.dryRun && (checkouts.length > 0 || cacheState === 'stale') ? saveCache(target, cacheFile, withEntry(cache, primary, checkouts.map((c) => c.path))) : NOTHING_TO_SAVE;
+  const paths = checkouts.map((c) => c.path);
+  const save = () => (req.shared ? req.shared.save(target, cacheFile, cache, primary, paths) : saveCache(target, cacheFile, withEntry(cache, primary, paths)));
+  const saved = !req.dryRun && (checkouts.length > 0 || cacheState === 'stale') ? save() : NOTHING_TO_SAVE;
   const best = checkouts[0];
   if (!best) {
     await saved;

@@ -9,7 +9,7 @@ import type { IntegrationState } from '../herdr/integration.js';
 import type { HerdrProbe } from '../herdr/probe.js';
 import { SUPPORTED_KINDS, type SupportedKind } from '../result.js';
 import { recallCheckouts, rememberCheckouts } from '../git/checkout-memory.js';
-import { discoverCheckout, repoRemotes, type DiscoverResult, type DiscoveryLook, type RemoteOfRepo } from '../git/discover.js';
+import { discoverCheckout, repoRemotes, type DiscoverResult, type DiscoveryLook, type RemoteOfRepo, type SharedScans } from '../git/discover.js';
 import { checkDisk, requireSpace } from './disk.js';
 import { guessFromCache, lookAtTarget } from './target-look.js';
 import { checkPlacement } from '../git/place.js';
@@ -111,6 +111,8 @@ export interface PlanInput {
   sides: Promise<Sides>;
   /** HERDR_PANE_ID of the caller (refuse moving oneself without --self). */
   callerPane: string | undefined;
+  /** A batch's searches for checkouts on the target, shared by its agents. */
+  scans?: SharedScans;
 }
 
 /**
@@ -243,7 +245,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     const guessed = opts.here || opts.dir ? Promise.resolve(null) : guessFromCache(sides.target, looked, remotes, opts.newBranch ? null : layout.branch);
     guessed.catch(() => undefined);
     // The target checkout: the same repository found by its remote, or (--here) another worktree.
-    const chosen = await chooseTargetRepo(sides, opts, layout, remotes, looked.discovery);
+    const chosen = await chooseTargetRepo(sides, opts, layout, remotes, looked.discovery, input.scans);
     const snap = await snapping;
     const guess = await guessed.catch(() => null);
     // What placing reads of the target checkout: the guess's read when it guessed right.
@@ -338,14 +340,14 @@ function keepDiscovery(sides: Sides, found: DiscoverResult, remotes: readonly Re
   sides.background(rememberCheckouts(sides.target.host.address, key, found.checkouts.map((c) => c.path)));
 }
 
-async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayout, remotes: RemoteOfRepo[], looked: DiscoveryLook | null): Promise<{ discovery: DiscoverResult | null; targetRepo: string; otherCheckouts: string[]; newBranch: boolean }> {
+async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayout, remotes: RemoteOfRepo[], looked: DiscoveryLook | null, shared?: SharedScans): Promise<{ discovery: DiscoverResult | null; targetRepo: string; otherCheckouts: string[]; newBranch: boolean }> {
   const { target } = sides;
   if (opts.here) {
     if (opts.dir && (await target.host.realpath(opts.dir).catch(() => opts.dir)) === snap.realRoot) {
       throw new HandoffError('dir_is_source', `--dir names the agent's own checkout (${snap.repoRoot}).`, { fix: 'Name another checkout of the repository, or drop --dir to get a new worktree.' });
     }
     if (!opts.newWorktree && remotes.length > 0) {
-      const found = await discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun, ...(looked ? { looked } : {}) }).catch((err: unknown) => {
+      const found = await discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun, ...(looked ? { looked } : {}), ...(shared ? { shared } : {}) }).catch((err: unknown) => {
         if (opts.dir) throw err;
         return null;
       });
@@ -368,7 +370,7 @@ async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayou
       fix: 'Add the remote the other machine cloned from (git remote add origin <url>), or use --here.',
     });
   }
-  const found = await discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun, ...(looked ? { looked } : {}) });
+  const found = await discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun, ...(looked ? { looked } : {}), ...(shared ? { shared } : {}) });
   keepDiscovery(sides, found, remotes, opts.dryRun);
   return { discovery: found, targetRepo: found.checkout.path, otherCheckouts: found.checkouts.slice(1).map((c) => c.path), newBranch: opts.newBranch };
 }
