@@ -197,26 +197,33 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
       const groups = byCheckout(members);
       const target = batchTarget(sides);
       const ran = await Promise.all(groups.map(async (g) => ({ group: g, outcomes: await executeCheckout(g, sides, progress, aborter.signal, target).catch((err: unknown) => g.map((): MemberOutcome => ({ ok: false, error: asError(err) }))) })));
-      const agents: BatchAgent[] = [];
-      const checkouts: SendBatchResult['checkouts'] = [];
-      for (const { group, outcomes } of ran) {
-        let worktree: string | null = null;
-        let stashed: boolean | null = null;
-        for (const [i, { plan, journal }] of group.entries()) {
-          const out = outcomes[i]!;
-          const who = { agent: plan.agent.name ?? plan.agent.pane_id, pane: plan.agent.pane_id, kind: plan.kind, handoff: plan.id };
-          if (out.ok) {
+      // Each agent's result, side by side (a brief waits for its agent to be idle), with the steps that were its own.
+      const labels = members.map((m) => m.plan.agent.name ?? m.plan.agent.pane_id);
+      const agents = await Promise.all(
+        ran.flatMap(({ group, outcomes }) =>
+          group.map(async ({ plan, journal }, i): Promise<BatchAgent> => {
+            const out = outcomes[i]!;
+            const who = { agent: plan.agent.name ?? plan.agent.pane_id, pane: plan.agent.pane_id, kind: plan.kind, handoff: plan.id };
+            if (!out.ok) {
+              journal.outcome(failedOutcome(out.error), { error: out.error.message });
+              return { ...who, outcome: 'failed', result: null, error: problemOf(out.error) };
+            }
             journal.outcome('succeeded');
-            worktree = out.done.placementWorktree;
-            stashed = out.done.stash.stashed;
-            agents.push({ ...who, outcome: 'moved', result: await movedResult(plan, sides, out.done, progress, stateOnSource), error: null });
-          } else {
-            journal.outcome(failedOutcome(out.error), { error: out.error.message });
-            agents.push({ ...who, outcome: 'failed', result: null, error: problemOf(out.error) });
-          }
-        }
-        checkouts.push(checkoutOf(group.map((m) => m.plan), worktree, stashed));
-      }
+            const result = await movedResult(plan, sides, out.done, progress, stateOnSource);
+            const others = labels.filter((l) => l !== who.agent);
+            result.steps = result.steps?.filter((t) => !others.some((o) => t.step === `planning ${o}` || t.step.endsWith(`(${o})`)));
+            return { ...who, outcome: 'moved', result, error: null };
+          }),
+        ),
+      );
+      const checkouts = ran.map(({ group, outcomes }) => {
+        const moved = outcomes.find((o) => o.ok);
+        return checkoutOf(
+          group.map((m) => m.plan),
+          moved?.ok ? moved.done.placementWorktree : null,
+          moved?.ok ? moved.done.stash.stashed : null,
+        );
+      });
       return finish({ ...base, dry_run: false, deferred: false, agents: [...agents, ...refused], checkouts }, began);
     } finally {
       process.off('SIGINT', onSignal);
