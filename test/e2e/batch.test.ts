@@ -277,6 +277,33 @@ describe('send several agents at once', () => {
     await clearLaptop();
   });
 
+  it('--self in a batch: the agent asking moves with the others, once its turn ends', async () => {
+    const s = suffix();
+    const p = makeProject(world, `batch-s-${s}`);
+    const [me, other] = [`me-${s}`, `other-${s}`];
+    const [mine] = await Promise.all([startIdle('pi', p.laptop, me), startIdle('omp', p.laptop, other)]);
+    edit(p, 'self work');
+    // The agent is mid-turn when it asks (as it would be).
+    await herdrOk(world, laptop, ['pane', 'send-text', mine.pane, 'sleep 3'], env);
+    await new Promise((r) => setTimeout(r, 200));
+    await herdrOk(world, laptop, ['pane', 'send-keys', mine.pane, 'enter'], env);
+    await waitFor('me working', async () => (await named(laptop, me))?.agent_status === 'working', 10_000);
+
+    const out = await send([me, other, VEGA, '--self', '--no-focus'], { HERDR_PANE_ID: mine.pane });
+    const json = out.json as unknown as BatchJson & { deferred: boolean; helper: { workspace: string; pane: string; job: string } };
+    expect(json, `${JSON.stringify(json)}\n${out.stderr}`).toMatchObject({ ok: true, deferred: true, summary: { planned: 2 } });
+    // Nothing moves while the turn runs.
+    expect((await named(laptop, me))?.pane_id).toBe(mine.pane);
+    for (const n of [me, other]) await waitFor(`${n} on vega`, async () => (await named(vega, n))?.agent !== undefined, 60_000);
+    const helperGone = async () => !((await herdrOk(world, laptop, ['workspace', 'list'], env)).result as { workspaces: { workspace_id: string }[] }).workspaces.some((w) => w.workspace_id === json.helper.workspace);
+    await waitFor('the helper workspace to close', helperGone, 20_000);
+    // One checkout: one stash at the source, both in the same worktree on vega.
+    expect(stashCount(p.laptop)).toBe(1);
+    expect(fs.readFileSync(path.join(p.vega, 'README.md'), 'utf8')).toBe('hello\nself work\n');
+    await clearVega();
+    await clearLaptop();
+  }, 150_000);
+
   it('a dry run shows the whole batch and lists the agents that cannot go, with their reasons', async () => {
     const s = suffix();
     const p = makeProject(world, `batch-h-${s}`);
