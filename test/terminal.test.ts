@@ -203,7 +203,7 @@ describe('on a terminal, for a person', () => {
 
   it('help is plain text, and --json brings JSON back', async () => {
     const help = plain((await onTerminal(['send', '--help'])).screen);
-    expect(help).toMatch(/^agent-handoff send <agent> \[target\]$/m);
+    expect(help).toMatch(/^agent-handoff send \[agent\.\.\]$/m);
     expect(help).toContain('--keep-source-changes');
     expect(help).not.toContain('"usage"');
     const json = plain((await onTerminal(['list', '--json'])).screen).trim();

@@ -45,7 +45,7 @@ function hostsOf(args: string[]): string[] {
     const a = args[i]!;
     if (a === '--') break;
     if (a === '--from') hosts.push(args[++i] ?? '');
-    else if (['--dir', '--name', '--session', '--timeout', '--wait-timeout', '--shell', '--workspace'].includes(a)) i++;
+    else if (['--dir', '--name', '--session', '--timeout', '--wait-timeout', '--shell', '--workspace', '--focus', '--done-when', '--brief'].includes(a)) i++;
     else if (!a.startsWith('-')) plain.push(a);
   }
   // send's words: the agents, then the target (the only word with --all/--workspace; none with --here).

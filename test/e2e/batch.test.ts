@@ -204,7 +204,7 @@ describe('send several agents at once', () => {
     await clearLaptop();
   });
 
-  it('one agent failing at its start goes back to the source; the others stay moved', async () => {
+  it('--all: one agent failing at its start goes back to the source; the others stay moved', async () => {
     const s = suffix();
     const pD = makeProject(world, `batch-d-${s}`);
     const pE = makeProject(world, `batch-e-${s}`);
@@ -213,8 +213,8 @@ describe('send several agents at once', () => {
     edit(pD, 'd work');
     edit(pE, 'e work');
 
-    // pi crashes as it starts in e1's checkout on vega only.
-    const out = await withAgentControl(vega, path.join(vega.home, '.pi', 'agent', 'fake-agent.json'), { crashOnStart: true, onlyIn: [pE.vega] }, () => send([d1, e1, VEGA, '--no-focus']));
+    // pi crashes as it starts in e1's checkout on vega only. `--all`: the desk's laptop holds these two.
+    const out = await withAgentControl(vega, path.join(vega.home, '.pi', 'agent', 'fake-agent.json'), { crashOnStart: true, onlyIn: [pE.vega] }, () => send(['--all', VEGA, '--no-focus']));
     expect(out.json, `${JSON.stringify(out.json)}\n${out.stderr}`).toMatchObject({ ok: false, code: 'batch_incomplete', summary: { moved: 1, failed: 1 } });
     expect(out.code).toBe(1);
     expect(entry(out.json, d1).outcome).toBe('moved');
