@@ -7,7 +7,7 @@ import os from 'node:os';
 import { z } from 'zod';
 import { HandoffError } from '../errors.js';
 import { batchTarget, executeCheckout, type MemberOutcome } from '../handoff/execute.js';
-import { Journal, newHandoffId, stateDir } from '../handoff/journal.js';
+import { newHandoffId, stateDir } from '../handoff/journal.js';
 import { unfinishedFor } from '../handoff/recover.js';
 import { acquireLock, localLiveness, lockHolder, paneLockKey, sessionLockKey, type HeldLock, type LockOwner } from '../handoff/lock.js';
 import { hostStateDir } from '../handoff/marker.js';
@@ -21,6 +21,7 @@ import { deferBatch } from '../handoff/self.js';
 import { createProgress } from '../progress.js';
 import { registerResultSchema, SUPPORTED_KINDS } from '../result.js';
 import { failedOutcome, releaseLocks } from './send.js';
+import { agentChanged, openJournal, runningWarning, withAbortOnSignals } from './send-common.js';
 import { movedResult, planJson, SendResult } from './send-result.js';
 import type { CommandContext, CommandOutput } from './index.js';
 
@@ -132,9 +133,8 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
             progress.step(`planning ${as}`, () => buildPlan({ id, opts: oneAgent(opts, agent.pane_id), source, sameHost: opening.sameHost, sides: connecting, callerPane, scans })),
           ]);
           // --self helper: the agent that asked must still be the one that asked.
-          if (expect && plan.agent.pane_id === expect.pane && (plan.process.pid !== expect.pid || plan.kind !== expect.kind || plan.session.id !== expect.session)) {
-            throw new HandoffError('agent_changed', `The agent in ${expect.pane} is no longer the one that asked to move (expected ${expect.kind} pid ${expect.pid} session ${expect.session}).`, { fix: 'Nothing was changed for it. Ask the agent again.' });
-          }
+          const changed = expect && plan.agent.pane_id === expect.pane ? agentChanged(plan, expect) : null;
+          if (changed) throw changed;
           // A dry run refuses what the send would (a single dry run plans a busy agent and says so).
           if (opts.dryRun && !opts.wait && (plan.agent.agent_status === 'working' || plan.agent.agent_status === 'blocked')) {
             throw new HandoffError('agent_busy', `The agent ${as} is ${plan.agent.agent_status}.`, { fix: plan.agent.agent_status === 'blocked' ? 'Answer what it is asking first, or pass --wait.' : 'Pass --wait to move it once its turn ends.' });
@@ -156,7 +156,7 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
       const agents: BatchAgent[] = [
         ...plans.map(({ plan, running }): BatchAgent => {
           const out = planJson(plan, sides);
-          if (running) out.warnings.push(`A handoff of this agent (${running.holder.handoff}, pid ${running.holder.pid} on ${running.holder.controller}) is running now; a real send would be refused until it ends.`);
+          if (running) out.warnings.push(runningWarning(running.holder));
           return { agent: plan.agent.name ?? plan.agent.pane_id, pane: plan.agent.pane_id, kind: plan.kind, outcome: 'planned', handoff: plan.id, result: { ok: true, command: 'send', dry_run: opts.dryRun, deferred: false, plan: out }, error: null };
         }),
         ...refused,
@@ -171,32 +171,11 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
       return finish({ ...base, dry_run: false, deferred: true, helper, agents: [...agents, ...refused], checkouts: [] }, began);
     }
 
-    const members = plans.map(({ plan }) => ({
-      plan,
-      journal: Journal.create(dir, plan.id, {
-        batch,
-        batch_size: plans.length,
-        agent: plan.agent.name ?? plan.agent.pane_id,
-        kind: plan.kind,
-        from: sides.source.host.label,
-        to: sides.target.host.label,
-        source_spec: sides.source.spec,
-        target_spec: sides.target.spec,
-        session: plan.session.id,
-        pane: plan.agent.pane_id,
-        // Who runs it, with its start time: `recover` leaves the journal alone while this process lives.
-        controller: { host: controller, pid: process.pid, pid_start: owner.pid_start ?? null },
-        plan: planJson(plan, sides),
-      }),
-    }));
-    const aborter = new AbortController();
-    const onSignal = (sig: NodeJS.Signals) => aborter.abort(sig);
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    try {
+    const members = plans.map(({ plan }) => ({ plan, journal: openJournal(dir, plan, sides, owner, { batch, batch_size: plans.length }) }));
+    return await withAbortOnSignals(async (signal) => {
       const groups = byCheckout(members);
       const target = batchTarget(sides);
-      const ran = await Promise.all(groups.map(async (g) => ({ group: g, outcomes: await executeCheckout(g, sides, progress, aborter.signal, target).catch((err: unknown) => g.map((): MemberOutcome => ({ ok: false, error: asError(err) }))) })));
+      const ran = await Promise.all(groups.map(async (g) => ({ group: g, outcomes: await executeCheckout(g, sides, progress, signal, target).catch((err: unknown) => g.map((): MemberOutcome => ({ ok: false, error: asError(err) }))) })));
       // Each agent's result, side by side (a brief waits for its agent to be idle), with the steps that were its own.
       const labels = members.map((m) => m.plan.agent.name ?? m.plan.agent.pane_id);
       const agents = await Promise.all(
@@ -225,10 +204,7 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
         );
       });
       return finish({ ...base, dry_run: false, deferred: false, agents: [...agents, ...refused], checkouts }, began);
-    } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    }
+    });
   } finally {
     await releaseLocks(locks);
     await opening.close();

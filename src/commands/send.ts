@@ -16,6 +16,7 @@ import { deferSelf, selfWithFrom, type DeferredJob } from '../handoff/self.js';
 import { createProgress } from '../progress.js';
 import { recoverOne, stillRunning, unfinishedFor, type RecoverReport } from '../handoff/recover.js';
 import { movedResult, planJson } from './send-result.js';
+import { agentChanged, openJournal, runningWarning, withAbortOnSignals } from './send-common.js';
 import type { CommandContext, CommandOutput } from './index.js';
 
 export async function send(args: Record<string, unknown>, ctx: CommandContext): Promise<CommandOutput> {
@@ -63,15 +64,12 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
     const plan = planned.value;
     const claim = claimed.value;
     const sides = await connecting;
-    if (expect && (plan.process.pid !== expect.pid || plan.kind !== expect.kind || plan.session.id !== expect.session)) {
-      throw new HandoffError('agent_changed', `The agent in ${expect.pane} is no longer the one that asked to move (expected ${expect.kind} pid ${expect.pid} session ${expect.session}).`, {
-        fix: 'Nothing was changed. Ask the agent again.',
-      });
-    }
+    const changed = expect ? agentChanged(plan, expect) : null;
+    if (changed) throw changed;
     if (opts.dryRun) {
       const running = claim.running ? { id: claim.running.holder.handoff, controller: claim.running.holder.controller, pid: claim.running.holder.pid, started: claim.running.holder.started } : null;
       const planOut = planJson(plan, sides);
-      if (running) planOut.warnings.push(`A handoff of this agent (${running.id}, pid ${running.pid} on ${running.controller}) is running now; a real send would be refused until it ends.`);
+      if (claim.running) planOut.warnings.push(runningWarning(claim.running.holder));
       return { result: { ok: true, command: 'send', dry_run: true, deferred: false, plan: planOut, ...(running ? { running_handoff: running } : {}) }, exitCode: 0 };
     }
     if (opts.self) {
@@ -88,35 +86,18 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
     // The session too: two panes resuming one session are one agent. Always taken after the pane
     // lock and never waited for, so two sends can never hold one each and wait on each other.
     locks.push(await acquireLock(sides.source.host, { stateDir: stateOnSource, key: sessionLockKey(plan.kind, plan.session.id), owner: lockOwner, isAlive }));
-    const journal = Journal.create(stateDir(ctx.env), id, {
-      agent: plan.agent.name ?? plan.agent.pane_id,
-      kind: plan.kind,
-      from: sides.source.host.label,
-      to: sides.target.host.label,
-      source_spec: sides.source.spec,
-      target_spec: sides.target.spec,
-      session: plan.session.id,
-      pane: plan.agent.pane_id,
-      // Who runs it, with its start time: `recover` leaves the journal alone while this process lives.
-      controller: { host: controller, pid: process.pid, pid_start: owner.pid_start ?? null },
-      plan: planJson(plan, sides),
+    const journal = openJournal(stateDir(ctx.env), plan, sides, owner);
+    return await withAbortOnSignals(async (signal) => {
+      try {
+        const done = await execute(plan, sides, journal, progress, signal);
+        journal.outcome('succeeded');
+        const result = await movedResult(plan, sides, done, progress, stateOnSource);
+        return { result: { ...result, ...(resumed.length > 0 ? { resumed } : {}) }, exitCode: 0 };
+      } catch (err) {
+        journal.outcome(failedOutcome(err), { error: err instanceof Error ? err.message : String(err) });
+        throw err;
+      }
     });
-    const aborter = new AbortController();
-    const onSignal = (sig: NodeJS.Signals) => aborter.abort(sig);
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    try {
-      const done = await execute(plan, sides, journal, progress, aborter.signal);
-      journal.outcome('succeeded');
-      const result = await movedResult(plan, sides, done, progress, stateOnSource);
-      return { result: { ...result, ...(resumed.length > 0 ? { resumed } : {}) }, exitCode: 0 };
-    } catch (err) {
-      journal.outcome(failedOutcome(err), { error: err instanceof Error ? err.message : String(err) });
-      throw err;
-    } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    }
   } finally {
     await releaseLocks(locks);
     await opening.close();

@@ -9,7 +9,6 @@
 // agent of the checkout stays moved.
 import os from 'node:os';
 import { HandoffError } from '../errors.js';
-import { HerdrError } from '../herdr/herdr-error.js';
 import { sameWork, snapshotAgain, type Snapshot } from '../git/snapshot.js';
 import { prepareStash, stashSourceChanges, type StashResult } from '../git/stash.js';
 import { presentObjects, type TransferResult } from '../git/transfer.js';
@@ -29,8 +28,6 @@ import type { StartResult } from './start.js';
 import { allJournals, Member, ownRecords, sharedRecords } from './member.js';
 import { copySession, earlyReads, integrationInstaller, sessionFor, startOnTarget, TargetDesk, type SessionCopied, type Started } from './member-steps.js';
 import { sendAndPlace, type Moved } from './send-and-place.js';
-
-export { sessionCopyTag } from './member-steps.js';
 
 export interface ExecuteResult {
   quit: QuitResult;
@@ -363,8 +360,4 @@ async function settledWithin(promises: Promise<unknown>[], ms: number): Promise<
   });
   await Promise.race([Promise.allSettled(promises), timeUp]);
   clearTimeout(timer);
-}
-
-export function isHerdrCode(err: unknown, code: string): boolean {
-  return err instanceof HerdrError && err.herdrCode === code;
 }

@@ -4,7 +4,7 @@
 // other files' agents run beside them. Checked on the JSON and on both machines' real state.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { gitAs, handoff, herdr, herdrOk, makeProject, startFakeAgent, waitFor, withAgentControl, writeAs, type Project } from '../helpers/e2e.js';
 import { laptopAlias, type World, type WorldUser } from '../world/machines.js';
@@ -28,6 +28,12 @@ beforeAll(async () => {
   env = desk.env;
   removeAlias = laptopAlias(world, VEGA, desk.sshd.port, { user: 'vega' });
 }, 120_000);
+
+afterEach(async () => {
+  // Each test starts with an empty desk, whatever the last one left.
+  await clearVega();
+  await clearLaptop();
+});
 
 afterAll(() => {
   removeAlias();
@@ -91,11 +97,11 @@ async function startIdle(kind: string, cwd: string, name: string, beside?: strin
     const text = (await herdr(world, laptop, ['pane', 'read', where.pane, '--source', 'visible'], env)).stdout;
     if (/Trust this folder|Quick safety check|Do you trust/.test(text)) await herdrOk(world, laptop, ['pane', 'send-keys', where.pane, 'enter'], env);
     return /Fake reply: first prompt/.test(text);
-  }, 20_000);
+  }, 40_000);
   await waitFor(`${name} idle with its session`, async () => {
     const a = await named(laptop, name);
     return a?.agent_session && (a.agent_status === 'idle' || a.agent_status === 'done') ? a : undefined;
-  });
+  }, 40_000);
   return where;
 }
 
@@ -165,10 +171,10 @@ describe('send several agents at once', () => {
     for (const n of [a1, a2, b1]) expect(onVega.some((a) => a.name === n), n).toBe(true);
     expect((await agentsOn(laptop)).filter((a) => [a1, a2, b1].includes(a.name ?? ''))).toEqual([]);
     // One id for the batch, an entry per agent: history lists them, show takes the batch id.
-    const history = (await handoff(world, laptop, ['history'])).json as { handoffs: { id: string; batch: string | null; outcome: string }[] };
+    const history = (await handoff(world, laptop, ['history'], { env })).json as { handoffs: { id: string; batch: string | null; outcome: string }[] };
     const mine = history.handoffs.filter((h) => h.batch === out.json.batch);
     expect(mine.map((h) => h.outcome)).toEqual(['succeeded', 'succeeded', 'succeeded']);
-    const shown = (await handoff(world, laptop, ['show', out.json.batch])).json as { batch: string; handoffs: { handoff: { id: string } }[] };
+    const shown = (await handoff(world, laptop, ['show', out.json.batch], { env })).json as { batch: string; handoffs: { handoff: { id: string } }[] };
     expect(shown.batch).toBe(out.json.batch);
     expect(shown.handoffs).toHaveLength(3);
 
@@ -180,7 +186,6 @@ describe('send several agents at once', () => {
     expect(await agentsOn(vega)).toEqual([]);
     expect(fs.readFileSync(path.join(pA.laptop, 'README.md'), 'utf8')).toBe('hello\nwork of a1 and a2\n');
     expect(entry(back.json, a1).result?.target_worktree).toBe(entry(back.json, a2).result?.target_worktree);
-    await clearLaptop();
   });
 
   it('--workspace moves the agents of one herdr workspace, and they share one workspace on the target', async () => {
@@ -200,8 +205,6 @@ describe('send several agents at once', () => {
     const onVega = await agentsOn(vega);
     expect(onVega.filter((a) => a.name === w1 || a.name === w2).map((a) => a.workspace_id)).toEqual([r1.target_agent!.workspace, r1.target_agent!.workspace]);
     expect(stashCount(p.laptop)).toBe(1);
-    await clearVega();
-    await clearLaptop();
   });
 
   it('--all: one agent failing at its start goes back to the source; the others stay moved', async () => {
@@ -227,8 +230,6 @@ describe('send several agents at once', () => {
     expect((await named(vega, d1))?.agent).toBe('pi');
     expect(stashCount(pD.laptop)).toBe(1);
     expect(await named(vega, e1)).toBeUndefined();
-    await clearVega();
-    await clearLaptop();
   });
 
   it('a batch killed in the middle is put right by `recover BATCH`: every agent in exactly one place, no work lost', async () => {
@@ -243,7 +244,7 @@ describe('send several agents at once', () => {
     // Killed once the first session copy is done: the agents have quit, the work is on vega.
     const killed = await handoff(world, laptop, ['send', f1, f2, g1, VEGA, '--no-focus'], { env: { ...env, AGENT_HANDOFF_TEST_KILL_AT: 'after:session' } }).catch((err: unknown) => err);
     expect(killed).toBeInstanceOf(Error); // no JSON: the process died
-    const history = (await handoff(world, laptop, ['history'])).json as { handoffs: { id: string; agent: string | null; batch: string | null; outcome: string }[] };
+    const history = (await handoff(world, laptop, ['history'], { env })).json as { handoffs: { id: string; agent: string | null; batch: string | null; outcome: string }[] };
     const batch = history.handoffs.find((h) => h.agent === f1 && h.batch)?.batch;
     expect(batch).toBeTruthy();
     expect(history.handoffs.filter((h) => h.batch === batch).map((h) => h.outcome)).toEqual(['unfinished', 'unfinished', 'unfinished']);
@@ -268,13 +269,11 @@ describe('send several agents at once', () => {
       expect(gitAs(vega, p.vega, ['for-each-ref', 'refs/handoff']).trim(), p.name).toBe('');
       if (names.every((n) => here.some((a) => a.name === n))) expect(status(vega, p.vega), p.name).toBe('');
     }
-    const incoming = path.join(vega.home, '.local', 'state', 'agent-handoff', 'incoming');
+    const incoming = path.join(desk.state.vega, 'agent-handoff', 'incoming');
     expect(fs.existsSync(incoming) ? fs.readdirSync(incoming).filter((f) => f.includes(batch!)) : []).toEqual([]);
     // Settled: nothing left to recover.
-    const after = (await handoff(world, laptop, ['history'])).json as { handoffs: { batch: string | null; outcome: string }[] };
+    const after = (await handoff(world, laptop, ['history'], { env })).json as { handoffs: { batch: string | null; outcome: string }[] };
     expect(after.handoffs.filter((h) => h.batch === batch).every((h) => h.outcome !== 'unfinished')).toBe(true);
-    await clearVega();
-    await clearLaptop();
   });
 
   it('--self in a batch: the agent asking moves with the others, once its turn ends', async () => {
@@ -300,8 +299,6 @@ describe('send several agents at once', () => {
     // One checkout: one stash at the source, both in the same worktree on vega.
     expect(stashCount(p.laptop)).toBe(1);
     expect(fs.readFileSync(path.join(p.vega, 'README.md'), 'utf8')).toBe('hello\nself work\n');
-    await clearVega();
-    await clearLaptop();
   }, 150_000);
 
   it('a dry run shows the whole batch and lists the agents that cannot go, with their reasons', async () => {
@@ -329,6 +326,5 @@ describe('send several agents at once', () => {
     expect((await named(laptop, h1))?.agent).toBe('pi');
     expect(await agentsOn(vega)).toEqual([]);
     expect(stashCount(p.laptop)).toBe(0);
-    await clearLaptop();
   });
 });

@@ -485,9 +485,10 @@ async function startHerdrServer(world: World, user: WorldUser): Promise<number |
  * A herdr server of its own for `user` in the named session `session` (HERDR_SESSION): a test
  * that must see only its own agents (`send --all`) runs them there. Returns its stop.
  */
-export async function startSessionHerdr(world: World, user: WorldUser, session: string): Promise<() => void> {
+export async function startSessionHerdr(world: World, user: WorldUser, session: string, extraEnv: Record<string, string> = {}): Promise<() => void> {
   const env = { HERDR_SESSION: session };
-  const pid = await spawnHerdrServer(world, user, env, path.join(world.dir, `herdr-server-${user.name}-${session}.log`));
+  // Its panes inherit the server's environment: `extraEnv` reaches every program run there.
+  const pid = await spawnHerdrServer(world, user, { ...extraEnv, ...env }, path.join(world.dir, `herdr-server-${user.name}-${session}.log`));
   return () => {
     runAsSync(user, [path.join(world.binDir, 'herdr'), 'server', 'stop'], { env });
     if (alive(pid)) process.kill(pid, 'SIGTERM');
