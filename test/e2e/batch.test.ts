@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
-import { gitAs, handoff, herdr, herdrOk, makeProject, startFakeAgent, waitFor, withAgentControl, writeAs, type Project } from '../helpers/e2e.js';
+import { gitAs, handoff, herdr, herdrOk, installIntegration, makeProject, startFakeAgent, waitFor, withAgentControl, writeAs, type Project } from '../helpers/e2e.js';
 import { laptopAlias, type World, type WorldUser } from '../world/machines.js';
 import { openDesk, type Desk } from '../helpers/desk.js';
 
@@ -81,7 +81,9 @@ async function named(user: WorldUser, name: string): Promise<Agent | undefined> 
 async function startIdle(kind: string, cwd: string, name: string, beside?: string): Promise<{ pane: string; workspace: string }> {
   let where: { pane: string; workspace: string };
   if (beside) {
-    // In the workspace of the pane `beside`: a pane split off it.
+    // In the workspace of the pane `beside`: a pane split off it (herdr's integration for the
+    // kind first, as startFakeAgent does: it is what tells herdr the session).
+    await installIntegration(world, laptop, kind);
     const split = (await herdrOk(world, laptop, ['pane', 'split', beside, '--direction', 'right', '--cwd', cwd, '--no-focus'], env)) as { result: { pane: { pane_id: string; workspace_id: string } } };
     where = { pane: split.result.pane.pane_id, workspace: split.result.pane.workspace_id };
     await waitFor(`${name} to start`, async () => {
