@@ -17,7 +17,7 @@ import { buildPlan, sourceHerdrProbe, type Plan } from '../handoff/plan.js';
 import { SharedScans } from '../git/discover.js';
 import { refusalOf, selectAgents, workspacesNamed, type Refusal } from '../handoff/select-agents.js';
 import { openSides } from '../handoff/sides.js';
-import { deferBatch } from '../handoff/self.js';
+import { deferBatch, type DeferredJob } from '../handoff/self.js';
 import { createProgress } from '../progress.js';
 import { registerResultSchema, SUPPORTED_KINDS } from '../result.js';
 import { failedOutcome, releaseLocks } from './send.js';
@@ -86,7 +86,7 @@ export function byCheckout<T extends { plan: Plan }>(items: T[]): T[][] {
 
 export async function sendBatch(args: Record<string, unknown>, ctx: CommandContext): Promise<CommandOutput> {
   const opts = args.send as SendOptions;
-  const expect = args.expect as { pane: string; pid: number; kind: string; session: string } | undefined;
+  const expect = args.expect as DeferredJob['expect'] | undefined;
   const began = Date.now();
   const progress = createProgress(ctx.stderr, { quiet: ctx.quiet });
   const batch = newHandoffId();
