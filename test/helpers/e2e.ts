@@ -193,9 +193,37 @@ export interface Project {
  * A project of its own for one test file: a bare origin and a clone on each machine
  * (`~/src/<name>` on laptop, `~/code/<name>` on vega), so test files never share checkouts.
  */
+/**
+ * Test files run side by side in worker processes: two that chose the same project name would
+ * clone over each other's checkouts. The first worker to take a name keeps it while it lives.
+ */
+function claimProject(world: World, name: string): void {
+  const dir = path.join(world.dir, 'project-claims');
+  fs.mkdirSync(dir, { recursive: true });
+  const claim = path.join(dir, name);
+  let holder = NaN;
+  try {
+    holder = Number(fs.readFileSync(claim, 'utf8'));
+  } catch {
+    // unclaimed
+  }
+  if (Number.isInteger(holder) && holder !== process.pid && alive(holder)) throw new Error(`project ${name} is in use by another test process (${holder}): give this test a project name of its own`);
+  fs.writeFileSync(claim, String(process.pid));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export function makeProject(world: World, name: string): Project {
   const laptop = world.users.laptop!;
   const vega = world.users.vega!;
+  claimProject(world, name);
   const origin = path.join(world.dir, 'origin', `${name}.git`);
   const git = (user: WorldUser, args: string[], cwd?: string) => {
     const r = runAsSync(user, ['git', ...args], cwd ? { cwd } : {});

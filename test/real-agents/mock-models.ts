@@ -18,6 +18,8 @@ type Json = Record<string, unknown>;
 export interface MockAnswer {
   protocol: 'anthropic' | 'chat' | 'responses';
   answer: string;
+  /** The tool output a reply quoted no "hello" line from (so a failure shows what the agent read). */
+  toolOutput?: string;
 }
 
 export interface MockModels {
@@ -64,11 +66,18 @@ function pickCall(tools: Tool[], file: string): Call {
   return null;
 }
 
+const NO_HELLO = '(no hello line)';
+
 /** The reply after a tool ran: the prompt's first word and the file's "hello…" line. */
 function replyText(prompt: string, toolOutput: string): string {
   const word = prompt.trim().split(/\s+/)[0]?.replace(/[^A-Za-z0-9-]/g, '') || 'prompt';
-  const line = /hello[^\n"\\]*/.exec(toolOutput)?.[0]?.trim().slice(0, 60) ?? '(no hello line)';
+  const line = /hello[^\n"\\]*/.exec(toolOutput)?.[0]?.trim().slice(0, 60) ?? NO_HELLO;
   return `Mock reply to ${word}: ${line}`;
+}
+
+/** The tool output kept beside a reply that found no "hello" line in it. */
+function unquoted(text: string, output: string): { toolOutput?: string } {
+  return text.endsWith(NO_HELLO) ? { toolOutput: output.slice(0, 600) } : {};
 }
 
 function sse(res: http.ServerResponse, events: [string | null, unknown][]): void {
@@ -78,6 +87,15 @@ function sse(res: http.ServerResponse, events: [string | null, unknown][]): void
     res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
   }
   res.end();
+}
+
+/**
+ * What came in since the model last spoke. An agent may add a reminder of its own after a tool's
+ * result (claude's task reminder, now and then), so the result is not always the last input.
+ */
+function sinceModel(items: Json[], fromModel: (item: Json) => boolean): Json[] {
+  const i = items.findLastIndex(fromModel);
+  return items.slice(i + 1);
 }
 
 /** The last user prompt that is real text (not a tool result, not a system reminder). */
@@ -97,14 +115,16 @@ export async function startMockModels(checkout: string): Promise<MockModels> {
 
   const anthropic = (body: Json, res: http.ServerResponse) => {
     const msgs = arr(body.messages).map(obj);
-    const last = msgs[msgs.length - 1] ?? {};
-    const toolResult = arr(last.content).map(obj).find((c) => c.type === 'tool_result');
+    const toolResult = sinceModel(msgs, (m) => m.role === 'assistant')
+      .flatMap((m) => arr(m.content).map(obj))
+      .findLast((c) => c.type === 'tool_result');
     const tools: Tool[] = arr(body.tools).map(obj).filter((t) => typeof t.name === 'string').map((t) => ({ name: t.name as string, props: obj(obj(t.input_schema).properties) as Tool['props'] }));
     const call = !toolResult && tools.length > 3 ? pickCall(tools, file) : null;
     const prompts = msgs.filter((m) => m.role === 'user').map((m) => textOf(arr(m.content).map(obj).filter((c) => c.type === 'text')) || (typeof m.content === 'string' ? m.content : ''));
-    const text = toolResult ? replyText(lastPrompt(prompts), textOf(toolResult.content)) : 'Mock title';
+    const output = toolResult ? textOf(toolResult.content) : '';
+    const text = toolResult ? replyText(lastPrompt(prompts), output) : 'Mock title';
     const id = `msg_ahmock_${++n}`;
-    answers.push({ protocol: 'anthropic', answer: call ? `tool:${call.name}` : `text:${text}` });
+    answers.push({ protocol: 'anthropic', answer: call ? `tool:${call.name}` : `text:${text}`, ...unquoted(text, output) });
     const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
     const content = call ? [{ type: 'tool_use', id: `toolu_ahmock_${n}`, name: call.name, input: call.args }] : [{ type: 'text', text }];
     if (body.stream !== true) {
@@ -128,13 +148,14 @@ export async function startMockModels(checkout: string): Promise<MockModels> {
 
   const chat = (body: Json, res: http.ServerResponse) => {
     const msgs = arr(body.messages).map(obj);
-    const last = msgs[msgs.length - 1] ?? {};
-    const afterTool = last.role === 'tool';
+    const last = sinceModel(msgs, (m) => m.role === 'assistant').findLast((m) => m.role === 'tool');
+    const afterTool = last !== undefined;
     const tools: Tool[] = arr(body.tools).map((t) => obj(obj(t).function ?? t)).map((f) => ({ name: String(f.name ?? ''), props: obj(obj(f.parameters).properties) as Tool['props'] }));
     const call = !afterTool && tools.length > 2 ? pickCall(tools, file) : null;
-    const text = afterTool ? replyText(lastPrompt(msgs.filter((m) => m.role === 'user').map((m) => textOf(m.content))), textOf(last.content)) : 'Mock title';
+    const output = last ? textOf(last.content) : '';
+    const text = afterTool ? replyText(lastPrompt(msgs.filter((m) => m.role === 'user').map((m) => textOf(m.content))), output) : 'Mock title';
     const id = `chatcmpl-ahmock-${++n}`;
-    answers.push({ protocol: 'chat', answer: call ? `tool:${call.name}` : `text:${text}` });
+    answers.push({ protocol: 'chat', answer: call ? `tool:${call.name}` : `text:${text}`, ...unquoted(text, output) });
     const created = Math.floor(Date.now() / 1000);
     const usage = { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 };
     if (body.stream !== true) {
@@ -161,14 +182,15 @@ export async function startMockModels(checkout: string): Promise<MockModels> {
 
   const responses = (body: Json, res: http.ServerResponse) => {
     const input = arr(body.input).map(obj);
-    const last = input[input.length - 1] ?? {};
-    const afterTool = /function_call_output|custom_tool_call_output/.test(String(last.type ?? ''));
+    const last = sinceModel(input, (i) => i.role === 'assistant' || /^(function_call|custom_tool_call|reasoning)$/.test(String(i.type ?? ''))).findLast((i) => /function_call_output|custom_tool_call_output/.test(String(i.type ?? '')));
+    const afterTool = last !== undefined;
     const tools: Tool[] = arr(body.tools).map(obj).filter((t) => typeof t.name === 'string').map((t) => ({ name: t.name as string, props: obj(obj(t.parameters).properties) as Tool['props'] }));
     const call = !afterTool && tools.length > 2 ? pickCall(tools, file) : null;
     const prompts = input.filter((i) => i.role === 'user').map((i) => textOf(i.content));
-    const text = afterTool ? replyText(lastPrompt(prompts), textOf(last.output ?? last)) : 'Mock title';
+    const output = last ? textOf(last.output ?? last) : '';
+    const text = afterTool ? replyText(lastPrompt(prompts), output) : 'Mock title';
     const rid = `resp_ahmock_${++n}`;
-    answers.push({ protocol: 'responses', answer: call ? `tool:${call.name}` : `text:${text}` });
+    answers.push({ protocol: 'responses', answer: call ? `tool:${call.name}` : `text:${text}`, ...unquoted(text, output) });
     const item = call
       ? { type: 'function_call', id: `fc_ahmock_${n}`, call_id: `call_ahmock_${n}`, name: call.name, arguments: JSON.stringify(call.args), status: 'completed' }
       : { type: 'message', id: `msg_ahmock_${n}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] };

@@ -115,7 +115,7 @@ beforeAll(async () => {
   piCli = path.join(appRoot(world), 'node_modules', '@mariozechner', 'pi-coding-agent', 'dist', 'cli.js');
   laptop = world.users.laptop!;
   vega = world.users.vega!;
-  project = makeProject(world, 'real-pi');
+  project = makeProject(world, 'real-pi-product');
   // The vega checkout differs from laptop's, so a reply quoting README.md tells which one pi read.
   writeAs(vega, path.join(project.vega, 'README.md'), 'hello from the vega checkout\n');
   mock = await startMockModel();

@@ -283,7 +283,10 @@ async function checkLanded(world: World, k: RealKind, to: Machine, from: Machine
   await herdrOk(world, user, ['pane', 'send-text', pane, `${word}: and now what does README.md say?`]);
   await new Promise((r) => setTimeout(r, 700));
   await herdrOk(world, user, ['pane', 'send-keys', pane, 'enter']);
-  await waitForScreen(world, user, pane, `${k.kind} on ${user.name} answering ${word}`, (t) => t.includes(`Mock reply to ${word}: hello edited on the laptop`), 90_000);
+  await waitForScreen(world, user, pane, `${k.kind} on ${user.name} answering ${word}`, (t) => t.includes(`Mock reply to ${word}: hello edited on the laptop`), 90_000).catch((err: unknown) => {
+    const unquoted = to.mock.answers.filter((a) => a.toolOutput !== undefined).map((a) => `${a.answer} after reading:\n${a.toolOutput}`);
+    throw new Error(`${(err as Error).message}${unquoted.length ? `\nthe mock found no hello line in:\n${unquoted.join('\n')}` : ''}`, { cause: err });
+  });
   expect(to.mock.replies().slice(repliesBefore)).toContain(`Mock reply to ${word}: hello edited on the laptop`);
   await waitFor(`${word} in ${file}`, async () => fs.readFileSync(file, 'utf8').includes(`${word}: and now`), 20_000);
   const after = fs.readFileSync(file);
