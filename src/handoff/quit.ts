@@ -46,6 +46,9 @@ export async function quitAgent(
   if (await exited(Math.min(opts.timeoutMs, 15_000))) return { method: 'quit_text', ms: Date.now() - started };
 
   // The text did not do it (a menu, a prompt, a modal screen): try the agent's key fallback once.
+  // What the agent answered to the text says why it stays; the keys' own prompts ("press again")
+  // would hide it, so that screen is the one reported.
+  const answered = await herdr.read(pane, { source: 'visible' });
   const keys = plan.fallbackKeys;
   for (let i = 0; i < keys.length; i++) {
     if (i > 0) await sleep(plan.fallbackGapMs);
@@ -53,7 +56,7 @@ export async function quitAgent(
   }
   if (await exited(Math.min(opts.timeoutMs, 8_000))) return { method: 'fallback_keys', ms: Date.now() - started };
   const screen = await herdr.read(pane, { source: 'visible' });
-  throw quitFailed(kind, screen, classify(screen));
+  throw quitFailed(kind, answered, classify(answered), screen);
 }
 
 /** A mark that opens an agent's input line (pi `>`, codex `›`, claude/grok `❯`, `»`). */

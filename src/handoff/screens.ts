@@ -60,10 +60,11 @@ export function screenTail(text: string, lines = 8): string {
     .join('\n');
 }
 
-export function quitFailed(kind: string, screen: string, reading: ScreenReading | null): HandoffError {
+/** `screen`: what the agent showed after it was asked to quit; `last`: after the fallback keys too. */
+export function quitFailed(kind: string, screen: string, reading: ScreenReading | null, last: string = screen): HandoffError {
   const what = reading?.screen ? `its ${reading.screen.replace(/_/g, ' ')} screen` : 'this screen';
   return new HandoffError('quit_failed', `The ${kind} agent did not quit; it shows ${what}:\n${screenTail(screen)}`, {
     fix: 'Finish or dismiss what the agent is showing, then run the handoff again.',
-    details: { screen: screenTail(screen, 20) },
+    details: { screen: screenTail(screen, 20), ...(last !== screen ? { last_screen: screenTail(last, 20) } : {}) },
   });
 }
