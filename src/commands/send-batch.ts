@@ -11,6 +11,7 @@ import { newHandoffId, stateDir } from '../handoff/journal.js';
 import { unfinishedFor } from '../handoff/recover.js';
 import { acquireLock, localLiveness, lockHolder, paneLockKey, sessionLockKey, type HeldLock, type LockOwner } from '../handoff/lock.js';
 import { hostStateDir } from '../handoff/marker.js';
+import { herdrServerOf } from '../herdr/socket-path.js';
 import { processStartId } from '../handoff/process-age.js';
 import type { SendOptions } from '../handoff/options.js';
 import { buildPlan, sourceHerdrProbe, type Plan } from '../handoff/plan.js';
@@ -109,6 +110,7 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
     const owner: LockOwner = { handoff: batch, controller, pid: process.pid, pid_start: processStartId(process.pid), started: new Date().toISOString() };
     const isAlive = localLiveness(controller);
     const stateOnSource = hostStateDir(source.info);
+    const herdrServer = herdrServerOf(source.info);
     const dir = stateDir(ctx.env);
     const take = !opts.dryRun && !opts.self;
     // Each agent: its pane locked (a dry run only looks) and its plan, side by side; an agent
@@ -120,11 +122,11 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
       selection.chosen.map(async (agent, i) => {
         const id = `${batch}-${i + 1}`;
         const as = agent.name ?? agent.pane_id;
-        const lockOwner = { ...owner, handoff: id, agent: agent.name ?? null, pane: agent.pane_id };
-        const key = paneLockKey(agent.pane_id);
+        const lockOwner = { ...owner, handoff: id, agent: agent.name ?? null, pane: agent.pane_id, herdr_server: herdrServer };
+        const key = paneLockKey(agent.pane_id, herdrServer);
         try {
           // An earlier handoff of this agent that ended uncertainly is finished first, by `recover`.
-          const pending = unfinishedFor(dir, { sourceSpec: opts.from ?? 'local', pane: agent.pane_id, ...(agent.name ? { agent: agent.name } : {}) });
+          const pending = unfinishedFor(dir, { sourceSpec: opts.from ?? 'local', herdrServer, pane: agent.pane_id, ...(agent.name ? { agent: agent.name } : {}) });
           if (pending.length > 0) {
             throw new HandoffError('handoff_in_progress', `An unfinished handoff of ${as} (${pending[0]}) exists.`, { fix: `Finish or undo it with \`agent-handoff recover ${pending[0]}\` (add --rollback to undo), then send it again.`, details: { unfinished: pending[0] } });
           }

@@ -5,6 +5,7 @@ import { Journal } from '../handoff/journal.js';
 import type { LockOwner } from '../handoff/lock.js';
 import type { Plan } from '../handoff/plan.js';
 import type { Sides } from '../handoff/sides.js';
+import { herdrServerOf } from '../herdr/socket-path.js';
 import { planJson } from './send-result.js';
 
 /** The journal of one agent's handoff, its header naming the plan, both sides and who runs it (`recover` leaves it alone while that process lives). */
@@ -19,6 +20,7 @@ export function openJournal(dir: string, plan: Plan, sides: Sides, owner: LockOw
     target_spec: sides.target.spec,
     session: plan.session.id,
     pane: plan.agent.pane_id,
+    herdr_server: herdrServerOf(sides.source.info),
     controller: { host: owner.controller, pid: owner.pid, pid_start: owner.pid_start ?? null },
     plan: planJson(plan, sides),
   });

@@ -10,6 +10,7 @@ import { findAgent, sessionIdOf } from '../handoff/find-agent.js';
 import { hostStateDir } from '../handoff/marker.js';
 import { processStartId } from '../handoff/process-age.js';
 import { isBatch, type SendOptions } from '../handoff/options.js';
+import { expectedSocket, herdrServerOf } from '../herdr/socket-path.js';
 import { buildPlan, sourceHerdrProbe } from '../handoff/plan.js';
 import { openSides, type Side } from '../handoff/sides.js';
 import { deferSelf, selfWithFrom, type DeferredJob } from '../handoff/self.js';
@@ -77,11 +78,12 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
       if (claim.running) throw inProgress(claim.running.holder, claim.running.dir, claim.running.alive);
       return { result: await deferSelf(plan, sides, opts, ctx, planJson(plan, sides)), exitCode: 0 };
     }
-    const lockOwner = { ...owner, agent: plan.agent.name ?? null, pane: plan.agent.pane_id, session: plan.session.id };
+    const herdrServer = herdrServerOf(source.info);
+    const lockOwner = { ...owner, agent: plan.agent.name ?? null, pane: plan.agent.pane_id, herdr_server: herdrServer, session: plan.session.id };
     if (claim.pane !== plan.agent.pane_id) {
       // The name moved to another pane between the two looks: lock the pane the plan moves.
       await releaseLocks(locks);
-      locks.push(await acquireLock(sides.source.host, { stateDir: stateOnSource, key: paneLockKey(plan.agent.pane_id), owner: lockOwner, isAlive }));
+      locks.push(await acquireLock(sides.source.host, { stateDir: stateOnSource, key: paneLockKey(plan.agent.pane_id, herdrServer), owner: lockOwner, isAlive }));
     }
     // The session too: two panes resuming one session are one agent. Always taken after the pane
     // lock and never waited for, so two sends can never hold one each and wait on each other.
@@ -131,6 +133,7 @@ interface Claim {
  */
 async function claimAgent(source: Side, sameHost: boolean, ref: string, o: { stateDir: string; owner: LockOwner; isAlive: ReturnType<typeof localLiveness>; take: boolean }): Promise<Claim> {
   const host = source.host;
+  const server = herdrServerOf(source.info);
   let agent;
   try {
     // After the plan's source probe (shared): the list then comes over herdr's API socket.
@@ -138,14 +141,14 @@ async function claimAgent(source: Side, sameHost: boolean, ref: string, o: { sta
     agent = findAgent(await source.herdr.agentList(), ref, host.label);
   } catch (err) {
     if (err instanceof HandoffError && err.code === 'agent_not_found') {
-      const held = await heldFor(host, o.stateDir, ref, o.isAlive).catch(() => null);
+      const held = await heldFor(host, o.stateDir, ref, server, o.isAlive).catch(() => null);
       if (held) throw inProgress(held.holder, held.dir, held.alive);
     }
     throw err;
   }
-  const key = paneLockKey(agent.pane_id);
+  const key = paneLockKey(agent.pane_id, server);
   if (!o.take) return { pane: agent.pane_id, lock: null, running: await lockHolder(host, { stateDir: o.stateDir, key, isAlive: o.isAlive }).catch(() => null) };
-  const owner = { ...o.owner, agent: agent.name ?? null, pane: agent.pane_id, session: sessionIdOf(agent) };
+  const owner = { ...o.owner, agent: agent.name ?? null, pane: agent.pane_id, herdr_server: server, session: sessionIdOf(agent) };
   return { pane: agent.pane_id, lock: await acquireLock(host, { stateDir: o.stateDir, key, owner, isAlive: o.isAlive }), running: null };
 }
 
@@ -156,7 +159,10 @@ async function claimAgent(source: Side, sameHost: boolean, ref: string, o: { sta
  */
 async function finishEarlierHandoffs(opts: SendOptions, ctx: CommandContext, progress: ReturnType<typeof createProgress>): Promise<RecoverReport[]> {
   const dir = stateDir(ctx.env);
-  const pending = unfinishedFor(dir, { sourceSpec: opts.from ?? 'local', agent: opts.agent, pane: opts.agent, ...(opts.session ? { session: opts.session } : {}) });
+  // Here, the herdr server is the one this process's environment names (another machine's is
+  // known only once connected: any is taken then).
+  const herdrServer = opts.from ? undefined : expectedSocket(ctx.env, ctx.env.HOME || os.userInfo().homedir);
+  const pending = unfinishedFor(dir, { sourceSpec: opts.from ?? 'local', herdrServer, agent: opts.agent, pane: opts.agent, ...(opts.session ? { session: opts.session } : {}) });
   const reports: RecoverReport[] = [];
   const wantedTarget = opts.here ? 'local' : (opts.target ?? 'local');
   for (const earlier of pending) {

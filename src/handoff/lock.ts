@@ -4,6 +4,7 @@
 // Two locks per handoff: the agent's pane (taken as soon as the agent is found, before planning,
 // so a second send is refused before it can trip over the first one's quit) and its session
 // (taken once the plan knows it: two panes resuming one session are still one agent).
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
@@ -19,6 +20,8 @@ export const LockOwner = z.object({
   /** Which agent the holder moves, so a send that no longer finds it (already quit) can say why. Absent in old locks. */
   agent: z.string().nullable().optional(),
   pane: z.string().optional(),
+  /** The herdr server (its socket) the pane belongs to. Absent in old locks. */
+  herdr_server: z.string().nullable().optional(),
   session: z.string().nullable().optional(),
 });
 export type LockOwner = z.infer<typeof LockOwner>;
@@ -31,8 +34,11 @@ export interface HeldLock {
   release(): Promise<void>;
 }
 
-/** The lock keys: one for the pane the agent runs in, one for its session. */
-export const paneLockKey = (pane: string) => `pane-${pane}`;
+/**
+ * The lock keys: one for the pane the agent runs in, one for its session. Pane ids are unique only
+ * within one herdr server: the server's socket (when known) is part of the pane's key.
+ */
+export const paneLockKey = (pane: string, server: string | null) => (server ? `pane-${pane}@${createHash('sha256').update(server).digest('hex').slice(0, 12)}` : `pane-${pane}`);
 export const sessionLockKey = (kind: string, session: string) => `${kind}-${session}`;
 
 /** Lock names come from herdr pane ids and session ids: keep them to a safe alphabet. */
@@ -143,7 +149,7 @@ export async function lockHolder(host: Host, opts: Pick<AcquireOptions, 'stateDi
  * A live lock naming this agent (by name, pane or session prefix), for a send that did not find
  * the agent: when another handoff holds it, the agent is gone because that handoff quit it.
  */
-export async function heldFor(host: Host, stateDir: string, ref: string, isAlive: AcquireOptions['isAlive']): Promise<{ dir: string; holder: LockOwner; alive: boolean | null } | null> {
+export async function heldFor(host: Host, stateDir: string, ref: string, server: string | null, isAlive: AcquireOptions['isAlive']): Promise<{ dir: string; holder: LockOwner; alive: boolean | null } | null> {
   const locks = locksDir(stateDir);
   const entries = await host.list(locks).catch(() => []);
   const owners = await Promise.all(entries.filter((e) => e.type === 'dir').map(async (e) => ({ dir: `${locks}/${e.name}`, holder: await readOwner(host, `${locks}/${e.name}`) })));
@@ -151,6 +157,8 @@ export async function heldFor(host: Host, stateDir: string, ref: string, isAlive
   for (const { dir, holder } of owners) {
     // Folders moved aside by a takeover hold a dead holder's owner file.
     if (!holder || dir.includes('.stale-')) continue;
+    // A pane of another herdr server may have the same id.
+    if (holder.herdr_server && server && holder.herdr_server !== server) continue;
     const names = holder.agent === ref || holder.pane === ref || (ref.length >= 4 && !!holder.session?.toLowerCase().startsWith(lower));
     if (!names) continue;
     const alive = isAlive(holder);

@@ -56,11 +56,13 @@ export function stepsDone(events: JournalEvent[]): Set<string> {
  * Unfinished handoffs of one agent (same source, and the same pane, session or agent name), for
  * `send` to recover before it plans a second handoff of an agent whose last one ended uncertainly.
  */
-export function unfinishedFor(dir: string, who: { sourceSpec: string; agent?: string; pane?: string; session?: string }): string[] {
+export function unfinishedFor(dir: string, who: { sourceSpec: string; herdrServer?: string | null | undefined; agent?: string; pane?: string; session?: string }): string[] {
   return listUnsettled(dir).filter((id) => {
     const header = Journal.open(dir, id).events().find((e) => e.type === 'header')?.data ?? {};
     const source = typeof header.source_spec === 'string' ? header.source_spec : 'local';
     if (source !== who.sourceSpec) return false;
+    // Another herdr server's pane may have the same id and the agent the same name.
+    if (typeof header.herdr_server === 'string' && who.herdrServer && header.herdr_server !== who.herdrServer) return false;
     return (who.pane !== undefined && header.pane === who.pane) || (who.session !== undefined && header.session === who.session) || (who.agent !== undefined && (header.agent === who.agent || header.pane === who.agent));
   });
 }
@@ -143,7 +145,7 @@ function undoneBefore(events: JournalEvent[]): Set<string> {
 /** The dead controller's locks on the source (its pane's and its session's): remove those that are this handoff's. */
 async function releaseLock(source: Host, header: Record<string, unknown>, id: string): Promise<string | null> {
   const keys: string[] = [];
-  if (typeof header.pane === 'string') keys.push(paneLockKey(header.pane));
+  if (typeof header.pane === 'string') keys.push(paneLockKey(header.pane, typeof header.herdr_server === 'string' ? header.herdr_server : null));
   if (typeof header.kind === 'string' && typeof header.session === 'string') keys.push(sessionLockKey(header.kind, header.session));
   if (keys.length === 0) return null;
   const info = await source.info();

@@ -5,6 +5,14 @@
 
 const SESSION_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
+/**
+ * Which herdr server a host's CLI talks to: its socket. Pane ids are unique only within one
+ * server, so a pane is named by both wherever two servers (herdr sessions) may meet.
+ */
+export function herdrServerOf(info: { loginEnv: Readonly<Record<string, string | undefined>>; home: string }): string | null {
+  return expectedSocket(info.loginEnv, info.home);
+}
+
 /** The socket path, or null when the environment names an invalid session (the CLI will say why). */
 export function expectedSocket(env: Readonly<Record<string, string | undefined>>, home: string): string | null {
   if (env.HERDR_SOCKET_PATH) return env.HERDR_SOCKET_PATH;

@@ -10,8 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { gitAs, makeProject, resetClone, startFakeAgent, waitFor, writeAs, type Project } from '../helpers/e2e.js';
 import type { World, WorldUser } from '../world/machines.js';
-import { lockName, paneLockKey } from '../../src/handoff/lock.js';
-import { agents, closeWorkspace, cuttableProxy, journalEvents, journals, lastJson, locks, markers, runHandoff, silentListener, sshAlias, targetLeftovers, treeHashes } from './crash-helpers.js';
+import { agents, closeWorkspace, paneLockOf, cuttableProxy, journalEvents, journals, lastJson, locks, markers, runHandoff, silentListener, sshAlias, targetLeftovers, treeHashes } from './crash-helpers.js';
 
 let world: World;
 let laptop: WorldUser;
@@ -60,7 +59,7 @@ function journalReaches(what: string, name: string, since: Set<string>, type: 'b
 }
 
 /** The pane lock folder of an agent's pane, as the source keeps it. */
-const paneLock = (pane: string) => lockName(paneLockKey(pane));
+const paneLock = (pane: string) => paneLockOf(world.users.laptop!, pane);
 
 function targetWorkspaceOf(json: Record<string, unknown> | null): string | null {
   return (json?.target_agent as { workspace?: string } | undefined)?.workspace ?? null;

@@ -6,6 +6,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { gitAs, herdr, herdrOk, makeProject, resetClone, runAs, screen, waitFor, writeAs, type ProcResult, type Project } from '../helpers/e2e.js';
 import { laptopAlias, type World, type WorldUser } from '../world/machines.js';
+import { lockName, paneLockKey } from '../../src/handoff/lock.js';
+import { expectedSocket } from '../../src/herdr/socket-path.js';
 
 /** git blob id of a file's bytes (as `git hash-object` computes it). */
 export function blobId(data: Buffer): string {
@@ -129,6 +131,11 @@ export function markers(user: WorldUser): string[] {
 }
 
 /** Lock folders left on a user's machine. */
+/** The lock folder of a pane of the user's own (default) herdr server, as the source names it. */
+export function paneLockOf(user: WorldUser, pane: string): string {
+  return lockName(paneLockKey(pane, expectedSocket({}, user.home)));
+}
+
 export function locks(user: WorldUser): string[] {
   const dir = path.join(user.home, '.local', 'state', 'agent-handoff', 'locks');
   return fs.existsSync(dir) ? fs.readdirSync(dir) : [];

@@ -4,8 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { handoff, herdr, makeProject, screen, startFakeAgent, waitFor } from '../helpers/e2e.js';
 import type { World } from '../world/machines.js';
-import { lockName, paneLockKey } from '../../src/handoff/lock.js';
-import { locks } from './crash-helpers.js';
+import { locks, paneLockOf } from './crash-helpers.js';
 
 let world: World;
 const cleanup: { user: 'laptop' | 'vega'; ws: string }[] = [];
@@ -29,7 +28,7 @@ async function killedSend(kill: string): Promise<{ name: string; pane: string }>
   // SIGKILL: no JSON at all.
   expect(r).toBeInstanceOf(Error);
   // The killed controller left its pane lock behind: the re-run must get past it.
-  expect(locks(laptop)).toContain(lockName(paneLockKey(agent.pane)));
+  expect(locks(laptop)).toContain(paneLockOf(laptop, agent.pane));
   return { name, pane: agent.pane };
 }
 
@@ -46,7 +45,7 @@ describe('send again after an uncertain end', () => {
     expect(r.json.resumed).toEqual([expect.objectContaining({ action: 'rolled_back' })]);
     const out = r.json as { target_agent: { workspace: string } };
     cleanup.push({ user: 'vega', ws: out.target_agent.workspace });
-    expect(locks(world.users.laptop!)).not.toContain(lockName(paneLockKey(pane)));
+    expect(locks(world.users.laptop!)).not.toContain(paneLockOf(world.users.laptop!, pane));
   }, 180_000);
 
   it('completes a handoff killed after the agent started on the target, without a second one', async () => {
@@ -55,6 +54,6 @@ describe('send again after an uncertain end', () => {
     expect(r.json, JSON.stringify(r.json)).toMatchObject({ ok: true, resumed: [expect.objectContaining({ action: 'completed' })] });
     expect(r.json.plan).toBeUndefined();
     // Finishing it released the dead controller's locks.
-    expect(locks(world.users.laptop!)).not.toContain(lockName(paneLockKey(pane)));
+    expect(locks(world.users.laptop!)).not.toContain(paneLockOf(world.users.laptop!, pane));
   }, 180_000);
 });

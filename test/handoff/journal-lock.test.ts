@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Journal, listJournals, listUnsettled, newHandoffId, stateDir } from '../../src/handoff/journal.js';
 import { acquireLock, heldFor, localLiveness, lockHolder, paneLockKey } from '../../src/handoff/lock.js';
 import { processStartId } from '../../src/handoff/process-age.js';
+import { unfinishedFor } from '../../src/handoff/recover.js';
 import { LocalHost } from '../../src/host/local.js';
 
 let dir: string;
@@ -125,17 +126,42 @@ describe('per-agent lock', () => {
   });
   it('a held lock can be looked at without taking it, and found by the agent it moves', async () => {
     const isAlive = localLiveness(os.hostname());
-    const key = paneLockKey('w3:p1');
+    const key = paneLockKey('w3:p1', null);
     expect(await lockHolder(host, { stateDir: dir, key, isAlive })).toBeNull();
     const held = await acquireLock(host, { stateDir: dir, key, owner: { ...owner(process.pid), agent: 'rev', pane: 'w3:p1', session: 'abcdef12-3456' }, isAlive });
     expect((await lockHolder(host, { stateDir: dir, key, isAlive }))?.holder.handoff).toBe(`h${process.pid}`);
-    for (const ref of ['rev', 'w3:p1', 'abcdef']) expect((await heldFor(host, dir, ref, isAlive))?.holder.pane).toBe('w3:p1');
-    expect(await heldFor(host, dir, 'other', isAlive)).toBeNull();
-    expect(await heldFor(host, dir, 'abc', isAlive)).toBeNull();
+    for (const ref of ['rev', 'w3:p1', 'abcdef']) expect((await heldFor(host, dir, ref, null, isAlive))?.holder.pane).toBe('w3:p1');
+    expect(await heldFor(host, dir, 'other', null, isAlive)).toBeNull();
+    expect(await heldFor(host, dir, 'abc', null, isAlive)).toBeNull();
     await held.release();
     // A dead holder's lock names nobody running.
     await acquireLock(host, { stateDir: dir, key, owner: { ...owner(2 ** 22 + 99), agent: 'rev', pane: 'w3:p1' }, isAlive: () => true });
-    expect(await heldFor(host, dir, 'rev', isAlive)).toBeNull();
+    expect(await heldFor(host, dir, 'rev', null, isAlive)).toBeNull();
     expect(await lockHolder(host, { stateDir: dir, key, isAlive })).toBeNull();
+  });
+
+  it('pane ids are unique only within one herdr server: the same id of two servers is two locks, two agents', async () => {
+    const isAlive = localLiveness(os.hostname());
+    const [a, b] = ['/home/u/.config/herdr/herdr.sock', '/home/u/.config/herdr/sessions/desk/herdr.sock'];
+    expect(paneLockKey('w1:p1', a)).not.toBe(paneLockKey('w1:p1', b));
+    expect(paneLockKey('w1:p1', a)).toBe(paneLockKey('w1:p1', a));
+    const first = await acquireLock(host, { stateDir: dir, key: paneLockKey('w1:p1', a), owner: { ...owner(process.pid), agent: 'rev', pane: 'w1:p1', herdr_server: a }, isAlive });
+    const second = await acquireLock(host, { stateDir: dir, key: paneLockKey('w1:p1', b), owner: { ...owner(process.pid), agent: 'rev', pane: 'w1:p1', herdr_server: b }, isAlive });
+    expect((await heldFor(host, dir, 'w1:p1', a, isAlive))?.holder.herdr_server).toBe(a);
+    expect((await heldFor(host, dir, 'w1:p1', b, isAlive))?.holder.herdr_server).toBe(b);
+    await first.release();
+    expect(await heldFor(host, dir, 'rev', a, isAlive)).toBeNull();
+    await second.release();
+
+    // An unfinished journal is another server's agent's when it names another server; one that
+    // names none (older journals) or a caller that knows none still match, as before.
+    const stateRoot = path.join(dir, 'state');
+    const header = (server?: string) => ({ agent: 'rev', pane: 'w1:p1', source_spec: 'local', ...(server ? { herdr_server: server } : {}) });
+    const ofA = Journal.create(stateRoot, '20261202-000001-aaaa', header(a)).id;
+    const ofB = Journal.create(stateRoot, '20261202-000002-bbbb', header(b)).id;
+    const old = Journal.create(stateRoot, '20261202-000003-cccc', header()).id;
+    expect(unfinishedFor(stateRoot, { sourceSpec: 'local', herdrServer: a, pane: 'w1:p1' }).sort()).toEqual([ofA, old]);
+    expect(unfinishedFor(stateRoot, { sourceSpec: 'local', herdrServer: b, agent: 'rev' }).sort()).toEqual([ofB, old]);
+    expect(unfinishedFor(stateRoot, { sourceSpec: 'local', herdrServer: undefined, pane: 'w1:p1' }).sort()).toEqual([ofA, ofB, old]);
   });
 });

@@ -2,9 +2,8 @@
 // for laptop and vega, state folders of its own (XDG_STATE_HOME: journals, locks, ledgers,
 // markers), and an sshd with the world's host key whose sessions get both in their login
 // environment. `send --all` there sees only the agents started on this desk, while other test
-// files' agents run in the world's default sessions beside it. (Pane ids are only unique within
-// one herdr server, and agent-handoff keys its pane locks and unfinished journals by pane: two
-// servers of one user sharing a state folder could mistake each other's panes.)
+// files' agents run in the world's default sessions beside it, and `history` and the ledgers
+// there hold only the desk's handoffs.
 import fs from 'node:fs';
 import path from 'node:path';
 import { startSessionHerdr, startSshd, type SshdHandle, type World } from '../world/machines.js';
