@@ -127,9 +127,8 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
   // What the plan read of the target checkout moments ago places the work ahead, and its refs'
   // commits that the source has too are what the pack need not carry. Read-only and independent
   // of the snapshot, so asked while the agents quit.
-  const commonTips = besides(lead.placementRead.then((read) => presentObjects(source.host, lead.snapshot.repoRoot, read.refs.all)));
+  const commonTips = besides(presentObjects(source.host, lead.snapshot.repoRoot, lead.placementRead.refs.all));
   const intentEarly = besides(placementIntent(target.host, lead.placement));
-  for (const m of members) void besides(m.plan.targetIntegrationAsked.then((state) => (m.plan.targetIntegration ??= state)));
   const early = new Map(live.map((m) => [m, earlyReads(m, sides, besides)]));
   const targetState = hostStateDir(target.info);
   const markerFile = markerPath(targetState, lead.id);
@@ -140,8 +139,8 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
   // its files). The snapshot taken after the quits decides: the same work keeps that placement;
   // other work has it undone and is sent and placed instead.
   let ahead: Promise<Moved> | null = null;
-  const goAhead = () => {
-    if (ahead) return;
+  const goAhead = (): Promise<Moved> => (ahead ??= sendAhead());
+  const sendAhead = (): Promise<Moved> => {
     // The incoming marker (the target may hold something of this handoff from the transfer on)
     // is written while the agents quit; the transfer waits for it.
     recordShared({ kind: 'marker', path: markerFile });
@@ -162,7 +161,7 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
       }),
     );
     // Placed from what the plan read of the target (for the branch it planned with).
-    ahead = besides(sendAndPlace(move, lead.snapshot, { read: lead.placementRead }));
+    return besides(sendAndPlace(move, lead.snapshot, { read: lead.placementRead }));
   };
   const quits = await Promise.allSettled(
     live.map((m) =>
@@ -171,7 +170,7 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
         // Recorded before the keys go out: a controller killed mid-quit leaves a journal from which
         // `recover` restarts the agent (or clears the typed quit text) instead of "nothing changed".
         m.record({ kind: 'quit', pane: plan.agent.pane_id, name: plan.agent.name ?? null, agentKind: plan.adapter.herdrKind, restartArgs: restartArgsOf(plan) });
-        goAhead();
+        void goAhead();
         return quitAgent(source.herdr, plan.agent.pane_id, plan.kind, plan.adapter.quit, plan.adapter.classifyScreen, { timeoutMs: plan.opts.timeoutS * 1000 });
       }),
     ),
@@ -201,7 +200,7 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
       recordShared({ kind: 'snapshot', head: s.head, wip: s.snapshot, fingerprint: s.fingerprint, repo: s.repoRoot });
       return s;
     });
-    work = await (ahead as unknown as Promise<Moved>);
+    work = await goAhead();
     if (!sameWork(snap, lead.snapshot)) work = await sendAndPlace(move, snap, { replacing: work.placement });
   } catch (thrown) {
     await failCheckout(gone, thrown);

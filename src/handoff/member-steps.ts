@@ -47,7 +47,7 @@ export function earlyReads(m: Member, sides: Sides, besides: <T>(p: Promise<T>) 
     sourceHooks: hookTrust ? besides(hookTrust.look(source.host, plan.sourceCtx, plan.cwd)) : null,
     // In its home: the target cwd may not exist yet, and only the user's own hooks count.
     targetHooks: hookTrust
-      ? besides(plan.targetIntegrationAsked.then((state) => (state?.status === 'current' ? hookTrust.look(target.host, plan.targetCtx, plan.targetCtx.home) : null)).catch(() => null))
+      ? besides(plan.targetIntegration?.status === 'current' ? hookTrust.look(target.host, plan.targetCtx, plan.targetCtx.home).catch(() => null) : Promise.resolve(null))
       : null,
   };
 }
@@ -202,14 +202,11 @@ export function integrationInstaller(sides: Sides): (m: Member) => Promise<boole
   return async (m) => {
     const { plan } = m;
     const target = plan.adapter.integration;
-    const asked = plan.targetIntegrationAsked;
     let install = installs.get(target);
     if (!install) {
-      install = asked.then((state) => (state?.status === 'current' ? false : sides.target.herdr.integrationInstall(target).then(() => true)));
+      install = plan.targetIntegration?.status === 'current' ? Promise.resolve(false) : sides.target.herdr.integrationInstall(target).then(() => true);
       installs.set(target, install);
     }
-    // Asked while the agent quit (see Plan.targetIntegration); the result's plan shows it.
-    plan.targetIntegration ??= await asked;
     const installed = await install;
     if (installed) m.record({ kind: 'integration', target });
     return installed;

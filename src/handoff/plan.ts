@@ -53,7 +53,7 @@ export interface Plan {
    * from it (every change place makes is conditional on what was read, so a target changed since
    * fails safely) and sends only the objects its refs lack.
    */
-  placementRead: Promise<PlacementReads>;
+  placementRead: PlacementReads;
   /** The agent's cwd on the target (placement worktree + the relative cwd). */
   targetCwd: string;
   sessionPlacement: Placement;
@@ -62,13 +62,8 @@ export interface Plan {
   targetLeft: LeftLook | null;
   targetHerdr: HerdrProbe;
   sourceHerdr: HerdrProbe;
-  /**
-   * The target's herdr integration for this kind. A handoff that goes ahead does not wait for it
-   * (a herdr process on the target, needed only at the integration step): it is null until
-   * `targetIntegrationAsked` settles, and execute fills it in then.
-   */
+  /** The target's herdr integration for this kind (null: herdr could not say). */
   targetIntegration: IntegrationState | null;
-  targetIntegrationAsked: Promise<IntegrationState | null>;
   targetAgentCli: string | null;
   warnings: string[];
 }
@@ -266,7 +261,8 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
       changedFiles: snap.changedFiles,
       read: placementRead,
     });
-    return { cwd, snap, remotes, ...chosen, placement, placementRead };
+    // (Read by now: the placement was decided from it.)
+    return { cwd, snap, remotes, ...chosen, placement, placementRead: await placementRead };
   })();
   const freeEarly = look.then(async (l) => {
     const { root, free, program } = await l.space;
@@ -289,9 +285,8 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   else await checkDisk(targetSide, sessionPlacement.configRoot, unit);
   // A session file on the target changed since an earlier handoff left it: refused now, not after the quit.
   const [[sourceHerdr, targetHerdr], targetLeft] = await Promise.all([herdrChecked(() => look.then((l) => l.probe)), opts.overwrite ? null : refuseChangedSessionFiles(targetSide, sessionPlacement.configRoot, unit, look.then((l) => l.left))]);
-  // Asked in the look: a dry run or --self shows it; a send fills it in at the integration step.
-  const targetIntegrationAsked = integrations().then(integrationOf);
-  const targetIntegration = opts.dryRun || opts.self ? await targetIntegrationAsked : null;
+  // Asked in the look, beside the rest.
+  const targetIntegration = await integrations().then(integrationOf);
   for (const p of new Set([sourceHerdr, targetHerdr])) if (p.version?.warning) warnings.push(p.version.warning);
 
   const sourceHandle = agent.agent_session?.value ?? (session.kind === 'pi' || session.kind === 'omp' ? session.file : session.id);
@@ -321,7 +316,6 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     targetHerdr,
     sourceHerdr,
     targetIntegration,
-    targetIntegrationAsked,
     targetAgentCli,
     warnings,
   };

@@ -34,7 +34,7 @@ export interface WorkMove {
 }
 
 /** Send a snapshot's HEAD and work to the target and place it there (undoing `replacing` first, exactly). */
-export async function sendAndPlace(w: WorkMove, s: Snapshot, how: { read?: Promise<PlacementReads>; replacing?: PlacementRecord }): Promise<Moved> {
+export async function sendAndPlace(w: WorkMove, s: Snapshot, how: { read?: PlacementReads; replacing?: PlacementRecord }): Promise<Moved> {
   const { plan, sides, steps } = w;
   const { source, target } = sides;
   const targetRepo = plan.placement.repo;
@@ -62,7 +62,7 @@ export async function sendAndPlace(w: WorkMove, s: Snapshot, how: { read?: Promi
       newBranch: plan.placement.branch !== s.branch || opts.newBranch,
       sessionId: plan.session.id,
       changedFiles: s.changedFiles,
-      ...(how.read ? { read: how.read } : {}),
+      ...(how.read ? { read: Promise.resolve(how.read) } : {}),
       commitsOn: { host: source.host, repo: s.repoRoot },
       beforeChanges: async (p) => {
         // The intent asked early is for the placement planned; another one is asked now.
