@@ -104,6 +104,8 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
     }
     const [list, workspaces] = await Promise.all([source.herdr.agentList(), opts.workspace ? source.herdr.workspaceList() : Promise.resolve([])]);
     const workspaceIds = opts.workspace ? workspacesNamed(workspaces, opts.workspace, source.host.label) : [];
+    // The plans find their agents in this same list.
+    const listed = Promise.resolve(list);
     const selection = selectAgents(list, { agents: opts.agents, all: opts.all, workspace: opts.workspace }, source.host.label, workspaceIds);
     const refused: BatchAgent[] = selection.refused.map((r) => refusedEntry(r));
     const controller = os.hostname();
@@ -132,7 +134,7 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
           }
           const [, plan] = await Promise.all([
             take ? acquireLock(source.host, { stateDir: stateOnSource, key, owner: lockOwner, isAlive }).then((l) => locks.push(l)) : null,
-            progress.step(`planning ${as}`, () => buildPlan({ id, opts: oneAgent(opts, agent.pane_id), source, sameHost: opening.sameHost, sides: connecting, callerPane, scans })),
+            progress.step(`planning ${as}`, () => buildPlan({ id, opts: oneAgent(opts, agent.pane_id), source, sameHost: opening.sameHost, sides: connecting, callerPane, scans, agents: listed })),
           ]);
           // --self helper: the agent that asked must still be the one that asked.
           const changed = expect && plan.agent.pane_id === expect.pane ? agentChanged(plan, expect) : null;

@@ -7,6 +7,7 @@ import { HandoffFailed } from '../handoff/rollback.js';
 import { Journal, newHandoffId, stateDir } from '../handoff/journal.js';
 import { acquireLock, heldFor, inProgress, localLiveness, lockHolder, paneLockKey, sessionLockKey, type HeldLock, type LockOwner } from '../handoff/lock.js';
 import { findAgent, sessionIdOf } from '../handoff/find-agent.js';
+import type { AgentInfo } from '../herdr/schemas.js';
 import { hostStateDir } from '../handoff/marker.js';
 import { processStartId } from '../handoff/process-age.js';
 import { isBatch, type SendOptions } from '../handoff/options.js';
@@ -48,13 +49,19 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
     // The pane lock is taken while the plan is made (planning only reads): a second send of this
     // agent is refused at once, never left to find the agent already quit by the first. A dry run
     // and the --self request change nothing, so they only look (the --self helper takes it).
-    const claiming = claimAgent(source, opening.sameHost, opts.agent, { stateDir: stateOnSource, owner, isAlive, take: !opts.dryRun && !opts.self });
+    // One list of the source's agents for the lock and the plan (after the probe: the list then
+    // comes over herdr's API socket). The --self helper plans from a list made after the turn.
+    const listing = sourceHerdrProbe(source, opening.sameHost)
+      .catch(() => undefined)
+      .then(() => source.herdr.agentList());
+    listing.catch(() => undefined);
+    const claiming = claimAgent(source, listing, opts.agent, { stateDir: stateOnSource, owner, isAlive, take: !opts.dryRun && !opts.self });
     const planning = (async () => {
       if (expect) {
         // --self helper: wait for the agent's turn to end before planning.
         await progress.step('waiting for the agent to finish its turn', () => source.herdr.agentWait(expect.pane, ['idle', 'done'], opts.waitTimeoutS * 1000));
       }
-      return progress.step('planning', () => buildPlan({ id, opts, source, sameHost: opening.sameHost, sides: connecting, callerPane: expect ? undefined : ctx.env.HERDR_PANE_ID }));
+      return progress.step('planning', () => buildPlan({ id, opts, source, sameHost: opening.sameHost, sides: connecting, callerPane: expect ? undefined : ctx.env.HERDR_PANE_ID, ...(expect ? {} : { agents: listing }) }));
     })();
     const [claimed, planned] = await Promise.allSettled([claiming, planning]);
     if (claimed.status === 'fulfilled' && claimed.value.lock) locks.push(claimed.value.lock);
@@ -131,14 +138,12 @@ interface Claim {
  * An agent that is not there while a live handoff names it was quit by that handoff: refused as
  * handoff_in_progress, not agent_not_found.
  */
-async function claimAgent(source: Side, sameHost: boolean, ref: string, o: { stateDir: string; owner: LockOwner; isAlive: ReturnType<typeof localLiveness>; take: boolean }): Promise<Claim> {
+async function claimAgent(source: Side, listing: Promise<AgentInfo[]>, ref: string, o: { stateDir: string; owner: LockOwner; isAlive: ReturnType<typeof localLiveness>; take: boolean }): Promise<Claim> {
   const host = source.host;
   const server = herdrServerOf(source.info);
   let agent;
   try {
-    // After the plan's source probe (shared): the list then comes over herdr's API socket.
-    await sourceHerdrProbe(source, sameHost).catch(() => undefined);
-    agent = findAgent(await source.herdr.agentList(), ref, host.label);
+    agent = findAgent(await listing, ref, host.label);
   } catch (err) {
     if (err instanceof HandoffError && err.code === 'agent_not_found') {
       const held = await heldFor(host, o.stateDir, ref, server, o.isAlive).catch(() => null);

@@ -108,6 +108,8 @@ export interface PlanInput {
   callerPane: string | undefined;
   /** A batch's searches for checkouts on the target, shared by its agents. */
   scans?: SharedScans;
+  /** The source's agents as the caller just listed them (else the plan lists them). */
+  agents?: Promise<AgentInfo[]>;
 }
 
 /**
@@ -154,7 +156,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const sourceCtxAsked = sideCtx(source.host);
   sourceCtxAsked.catch(() => undefined);
   const searching = !opts.dir && !(opts.here && opts.newWorktree);
-  const agents = await sourceProbe.then(() => source.herdr.agentList());
+  const agents = await (input.agents ?? sourceProbe.then(() => source.herdr.agentList()));
 
   const agent = findAgent(agents, opts.agent, source.host.label);
   const kind = agent.agent;
