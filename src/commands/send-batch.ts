@@ -97,12 +97,16 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
   const locks: HeldLock[] = [];
   try {
     const source = await opening.source;
-    await sourceHerdrProbe(source, opening.sameHost);
+    const probing = sourceHerdrProbe(source, opening.sameHost);
+    // The agents are listed beside the probe, except by the --self helper: after the turn.
+    const listing = expect ? null : source.herdr.agentListBeside(probing);
+    listing?.catch(() => undefined);
+    await probing;
     if (expect) {
       // --self helper: the agent that asked ends its turn before anything is planned.
       await progress.step('waiting for the agent to finish its turn', () => source.herdr.agentWait(expect.pane, ['idle', 'done'], opts.waitTimeoutS * 1000));
     }
-    const [list, workspaces] = await Promise.all([source.herdr.agentList(), opts.workspace ? source.herdr.workspaceList() : Promise.resolve([])]);
+    const [list, workspaces] = await Promise.all([listing ?? source.herdr.agentList(), opts.workspace ? source.herdr.workspaceList() : Promise.resolve([])]);
     const workspaceIds = opts.workspace ? workspacesNamed(workspaces, opts.workspace, source.host.label) : [];
     // The plans find their agents in this same list.
     const listed = Promise.resolve(list);

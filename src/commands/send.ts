@@ -49,11 +49,9 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
     // The pane lock is taken while the plan is made (planning only reads): a second send of this
     // agent is refused at once, never left to find the agent already quit by the first. A dry run
     // and the --self request change nothing, so they only look (the --self helper takes it).
-    // One list of the source's agents for the lock and the plan (after the probe: the list then
-    // comes over herdr's API socket). The --self helper plans from a list made after the turn.
-    const listing = sourceHerdrProbe(source, opening.sameHost)
-      .catch(() => undefined)
-      .then(() => source.herdr.agentList());
+    // One list of the source's agents for the lock and the plan, asked beside the probe. The
+    // --self helper plans from a list made after the turn.
+    const listing = source.herdr.agentListBeside(sourceHerdrProbe(source, opening.sameHost));
     listing.catch(() => undefined);
     const claiming = claimAgent(source, listing, opts.agent, { stateDir: stateOnSource, owner, isAlive, take: !opts.dryRun && !opts.self });
     const planning = (async () => {

@@ -167,13 +167,17 @@ export async function startOnTarget(
   const startedMs = Date.now();
   const seat = at.desk.seat(agent.workspace_id);
   const start = await m.steps.run('start', m.says(`starting ${plan.kind} on ${target.host.label}`), async () => {
-    const now = new Set((await target.herdr.agentList()).map((a) => a.name).filter((n): n is string => !!n));
     const repoName = at.repo.split('/').pop() ?? 'repo';
     const preferred = opts.name ?? agent.name ?? `${repoName}-${plan.kind}`;
-    // The source agent still holds its name on the same herdr (--here), or another agent of the
-    // batch took it a moment ago: pick another.
-    const name = uniqueAgentName(toAgentName(preferred), new Set([...now, ...at.desk.taken]));
-    at.desk.taken.add(name);
+    // The target's agents are listed while the pane is made. The source agent still holds its
+    // name on the same herdr (--here), or another agent of the batch took it a moment ago: pick another.
+    const name = target.herdr.agentList().then((listed) => {
+      const now = listed.map((a) => a.name).filter((n): n is string => !!n);
+      const chosen = uniqueAgentName(toAgentName(preferred), new Set([...now, ...at.desk.taken]));
+      at.desk.taken.add(chosen);
+      return chosen;
+    });
+    name.catch(() => undefined);
     const worktreeName = at.worktree.split('/').pop() ?? repoName;
     return startAgent(target.herdr, {
       ...(seat.beside ? { beside: seat.beside } : {}),

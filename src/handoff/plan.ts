@@ -156,7 +156,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const sourceCtxAsked = sideCtx(source.host);
   sourceCtxAsked.catch(() => undefined);
   const searching = !opts.dir && !(opts.here && opts.newWorktree);
-  const agents = await (input.agents ?? sourceProbe.then(() => source.herdr.agentList()));
+  const agents = await (input.agents ?? source.herdr.agentListBeside(sourceProbe));
 
   const agent = findAgent(agents, opts.agent, source.host.label);
   const kind = agent.agent;

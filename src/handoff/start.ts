@@ -37,7 +37,8 @@ export interface StartRequest {
   cwd: string;
   label: string;
   focus: boolean;
-  name: string;
+  /** The agent's name, chosen while its pane is made (it needs a look at the target's agents). */
+  name: Promise<string>;
   kind: string;
   /** The resume argv without the program (herdr types the kind's executable). */
   args: string[];
@@ -74,11 +75,11 @@ export interface StartResult {
 }
 
 /** `agent start` while the fresh pane's shell is not yet at its prompt (`agent_pane_busy`). */
-async function startWithRetry(herdr: HerdrClient, req: StartRequest, pane: string): Promise<{ agent: AgentInfo; argv: string[] } | null> {
+async function startWithRetry(herdr: HerdrClient, req: StartRequest, name: string, pane: string): Promise<{ agent: AgentInfo; argv: string[] } | null> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {
-      return await herdr.agentStart(req.name, req.kind, pane, req.args, req.timeoutMs);
+      return await herdr.agentStart(name, req.kind, pane, req.args, req.timeoutMs);
     } catch (err) {
       if (err instanceof HerdrError && err.herdrCode === 'agent_pane_busy' && /not an available shell/.test(err.message) && Date.now() < deadline) {
         await sleep(250);
@@ -130,7 +131,8 @@ async function firstScreen(herdr: HerdrClient, pane: string, typed: readonly str
 export async function startAgent(herdr: HerdrClient, req: StartRequest): Promise<StartResult> {
   const { workspace: workspaceId, pane: paneId } = await paneFor(herdr, req);
   req.onWorkspace(workspaceId, paneId);
-  const started = await startWithRetry(herdr, req, paneId);
+  const name = await req.name;
+  const started = await startWithRetry(herdr, req, name, paneId);
   const typed = started?.argv.length ? started.argv : [req.kind, ...req.args];
   const waiting: WaitingScreen[] = [];
   let trust = (req.trust ? 'not_shown' : 'disabled') as StartResult['trust'];
@@ -172,5 +174,5 @@ export async function startAgent(herdr: HerdrClient, req: StartRequest): Promise
     if (!known) waiting.push('unrecognized_prompt');
     else if (trust === 'answered') live = (await herdr.agentList()).find((a) => a.pane_id === paneId) ?? live;
   }
-  return { workspace: workspaceId, pane: paneId, name: req.name, agent: live, trust, waitingForUser: waiting };
+  return { workspace: workspaceId, pane: paneId, name, agent: live, trust, waitingForUser: waiting };
 }

@@ -28,6 +28,7 @@ import { HerdrSocket } from './socket-transport.js';
 import { HerdrProber, type HerdrProbe } from './probe.js';
 import { parseIntegrationStatus, type IntegrationState } from './integration.js';
 import { untilInteractive } from './start-wait.js';
+import { expectedSocket } from './socket-path.js';
 
 const INTEGRATION_STATUS = ['integration', 'status'];
 
@@ -106,6 +107,22 @@ export class HerdrClient {
   async agentList(): Promise<AgentInfo[]> {
     const r = (await this.socket.read('agent.list', {}, AgentListResult, 'agent list')) ?? (await this.cli.json(['agent', 'list'], AgentListResult));
     return r.result.agents;
+  }
+
+  /**
+   * The agents, asked at the same moment as `probe` on the socket herdr's CLI would use. herdr
+   * serves its socket on a tick (about 100 ms when idle): two requests sent together cost one
+   * tick, one after the other two. The early answer counts only when the probe settled on that
+   * very socket; otherwise (or when it failed) the list is asked as `agentList` would.
+   */
+  async agentListBeside(probe: Promise<HerdrProbe>): Promise<AgentInfo[]> {
+    const info = await this.host.info().catch(() => null);
+    const socket = info ? expectedSocket(info.loginEnv, info.home) : null;
+    const early = socket ? this.socket.readAt(socket, 'agent.list', {}, AgentListResult, 'agent list').catch(() => null) : Promise.resolve(null);
+    await probe.catch(() => undefined);
+    const answered = await early;
+    if (answered && this.socket.current === socket) return answered.result.agents;
+    return this.agentList();
   }
 
   async agentGet(target: string): Promise<AgentInfo> {

@@ -33,6 +33,11 @@ export class HerdrSocket {
     return this.socket !== null;
   }
 
+  /** The socket requests go to, if one is known. */
+  get current(): string | null {
+    return this.socket;
+  }
+
   /** The socket that answered `ping`, if one did. */
   get pinged(): string | null {
     return this.pingedSocket;
@@ -84,11 +89,17 @@ export class HerdrSocket {
       this.spare = null;
       return null;
     }
+    const answer = this.parsed(line, schema, what);
+    if (answer === null) this.socket = null;
+    return answer;
+  }
+
+  /** A response line parsed like the CLI's output; null when it is not JSON. herdr's own errors throw. */
+  private parsed<S extends z.ZodTypeAny>(line: string, schema: S, what: string): z.infer<S> | null {
     let parsed: unknown;
     try {
       parsed = JSON.parse(line);
     } catch {
-      this.socket = null;
       return null;
     }
     const err = ErrorEnvelope.safeParse(parsed);
@@ -96,6 +107,20 @@ export class HerdrSocket {
     const res = schema.safeParse(parsed);
     if (!res.success) throw new HerdrError('herdr_bad_output', `herdr's ${what} answered with unexpected JSON: ${res.error.message.slice(0, 300)}`, this.host.label);
     return res.data;
+  }
+
+  /**
+   * One read on a socket that is not (yet) known to be the server's, on a fresh connection: for a
+   * read sent beside the probe that finds it. Null when nothing answered; herdr's own errors throw.
+   */
+  async readAt<S extends z.ZodTypeAny>(socket: string, method: string, params: Record<string, unknown>, schema: S, what: string): Promise<z.infer<S> | null> {
+    let line: string;
+    try {
+      line = await socketRequest(this.host.connectSocket(socket), this.requestLine(method, params), this.socketTimeoutMs);
+    } catch {
+      return null;
+    }
+    return this.parsed(line, schema, what);
   }
 
   /**
