@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { herdrBin, herdrOk } from '../test/helpers/e2e.js';
 import { appRoot, setupWorld, type World } from '../test/world/machines.js';
 import { diff, openLink, type Link } from './link.js';
-import { limitModel, median, ratio, stepCosts, summarize, summarizeDryRuns, table, type DryRunNumbers, type LimitModel, type Mark, type RunNumbers, type Summary, type TracedCall } from './report.js';
+import { limitModel, median, offlineMs, ratio, stepCosts, summarize, summarizeDryRuns, table, type DryRunNumbers, type LimitModel, type Mark, type RunNumbers, type Summary, type TracedCall } from './report.js';
 import { cleanUp, prepare, verifyLanded, type Landed } from './scenario.js';
 import { runTimed, type TimedRun } from './timed-run.js';
 
@@ -78,6 +78,7 @@ interface VariantRun {
   landed: Landed;
   quitMs: number;
   startMs: number;
+  offlineMs: number;
   marks: Mark[];
   trace?: TracedCall[];
 }
@@ -113,6 +114,7 @@ async function runOurs(world: World, link: Link, agentName: string, trace: boole
     landed: { pane: json.target_agent.pane, workspace: json.target_agent.workspace, worktree: json.target_worktree },
     quitMs: stepMs(/^quitting /),
     startMs: stepMs(/^starting /),
+    offlineMs: offlineMs(marks, /^quitting /, /^starting /),
     marks,
     ...(trace ? { trace: tracedCalls(run, marks) } : {}),
   };
@@ -165,7 +167,7 @@ async function runBaseline(world: World, link: Link, agentName: string): Promise
     const next = marks[i + 1];
     return i >= 0 && next ? next.at - marks[i]!.at : NaN;
   };
-  return { run, landed: { pane: done[1]!, workspace: done[2]!, worktree: done[3]! }, quitMs: span('quit'), startMs: span('start'), marks };
+  return { run, landed: { pane: done[1]!, workspace: done[2]!, worktree: done[3]! }, quitMs: span('quit'), startMs: span('start'), offlineMs: offlineMs(marks, /^quit$/, /^start$/), marks };
 }
 
 async function oneRun(world: World, link: Link, name: string, variant: Variant, index: number, trace: boolean): Promise<RunNumbers> {
@@ -191,6 +193,7 @@ async function oneRun(world: World, link: Link, name: string, variant: Variant, 
       quit_ms: out.quitMs,
       start_ms: out.startMs,
       overhead_ms: wall - out.quitMs - out.startMs,
+      offline_ms: out.offlineMs,
       steps: stepCosts(out.marks, out.run.startedAt, out.run.endedAt, events),
       ...(out.trace ? { trace: out.trace } : {}),
       ...(dryRun ? { dry_run: dryRun } : {}),
@@ -265,6 +268,7 @@ export function humanTable(report: BenchReport): string {
     `limit (process start ${limit.process_start_ms} ms + ${limit.handshake_rtts} handshake RTTs + phases × RTT): dry run ${limit.dry_run_ms} ms, send overhead ${limit.send_overhead_ms} ms`,
     `  --dry-run: ${dry.wall_ms} ms, ${dry.handshakes} handshakes, ${dry.round_trips} round trips, ${dry.bytes_up}/${dry.bytes_down} bytes up/down = ${limit.dry_run.times_limit} × the limit, ${limit.dry_run.rtts_above} RTTs above it`,
     `  send overhead: ${limit.send_overhead.measured_ms} ms = ${limit.send_overhead.times_limit} × the limit, ${limit.send_overhead.rtts_above} RTTs above it`,
+    `  the agent offline: ${ours.median.offline_ms} ms, ${median(ours.runs.map((r) => r.offline_ms - r.quit_ms - r.start_ms))} ms beyond its own quit and start (goal ≤ 500 ms)`,
     ...(dryMid ? [`--dry-run steps (median run): ms / handshakes / round trips`, ...dryMid.steps.map((s) => `  ${s.step.padEnd(48)} ${String(s.ms).padStart(6)} ${String(s.handshakes).padStart(3)} ${String(s.round_trips).padStart(4)}`)] : []),
     ...steps('agent-handoff', ours.runs),
     ...steps('baseline', baseline.runs),

@@ -32,6 +32,8 @@ export interface RunNumbers {
   start_ms: number;
   /** wall − (quit + start): what the tool itself costs. */
   overhead_ms: number;
+  /** The agent's time offline: from the quit's start to the end of its start on the target. */
+  offline_ms: number;
   steps: StepCost[];
   trace?: TracedCall[];
   /** The `--dry-run` of the same agent just before (agent-handoff only). */
@@ -109,6 +111,15 @@ export interface Mark {
  * Split [startedAt, endedAt] at the marks (each step's start) and count the link's connects and
  * bursts in each part; the part before the first mark is the program's start-up.
  */
+/** From the mark of the quit step to the mark after the start step (the next step begins when the start ends); NaN when either is missing. */
+export function offlineMs(marks: Mark[], quit: RegExp, start: RegExp): number {
+  const sorted = [...marks].sort((a, b) => a.at - b.at);
+  const from = sorted.find((m) => quit.test(m.step));
+  const i = sorted.findIndex((m) => start.test(m.step));
+  const to = i >= 0 ? sorted[i + 1] : undefined;
+  return from && to ? to.at - from.at : NaN;
+}
+
 export function stepCosts(marks: Mark[], startedAt: number, endedAt: number, events: readonly TapEvent[]): StepCost[] {
   const parts: { step: string; from: number; to: number }[] = [];
   const sorted = [...marks].sort((a, b) => a.at - b.at);
@@ -136,7 +147,7 @@ export function median(xs: number[]): number {
   return s.length % 2 ? s[mid]! : Math.round((s[mid - 1]! + s[mid]!) / 2);
 }
 
-const FIELDS = ['handshakes', 'round_trips', 'request_bursts', 'bytes_up', 'bytes_down', 'wall_ms', 'quit_ms', 'start_ms', 'overhead_ms'] as const;
+const FIELDS = ['handshakes', 'round_trips', 'request_bursts', 'bytes_up', 'bytes_down', 'wall_ms', 'quit_ms', 'start_ms', 'overhead_ms', 'offline_ms'] as const;
 
 export function summarize(runs: RunNumbers[]): Summary {
   const out = {} as Summary;

@@ -12,7 +12,7 @@ describe('npm run bench (smoke)', () => {
     for (const variant of [report.variants.ours, report.variants.baseline]) {
       expect(variant.runs).toHaveLength(1);
       const run = variant.runs[0]!;
-      for (const key of ['handshakes', 'round_trips', 'request_bursts', 'bytes_up', 'bytes_down', 'wall_ms', 'quit_ms', 'start_ms', 'overhead_ms'] as const) {
+      for (const key of ['handshakes', 'round_trips', 'request_bursts', 'bytes_up', 'bytes_down', 'wall_ms', 'quit_ms', 'start_ms', 'overhead_ms', 'offline_ms'] as const) {
         expect(Number.isFinite(run[key]), `${key} = ${run[key]}`).toBe(true);
         expect(variant.median[key]).toBe(run[key]);
       }
@@ -20,6 +20,9 @@ describe('npm run bench (smoke)', () => {
       expect(run.bytes_up).toBeGreaterThan(0);
       expect(run.bytes_down).toBeGreaterThan(0);
       expect(run.overhead_ms).toBe(run.wall_ms - run.quit_ms - run.start_ms);
+      // Offline: at least the agent's own quit and start, within the run.
+      expect(run.offline_ms).toBeGreaterThanOrEqual(run.quit_ms + run.start_ms - 50);
+      expect(run.offline_ms).toBeLessThanOrEqual(run.wall_ms);
       // The per-step costs add up to the run's.
       expect(run.steps.reduce((n, s) => n + s.handshakes, 0)).toBe(run.handshakes);
       expect(run.steps.reduce((n, s) => n + s.ms, 0)).toBe(run.wall_ms);
