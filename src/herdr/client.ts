@@ -28,7 +28,6 @@ import { HerdrSocket } from './socket-transport.js';
 import { HerdrProber, type HerdrProbe } from './probe.js';
 import { parseIntegrationStatus, type IntegrationState } from './integration.js';
 import { untilInteractive } from './start-wait.js';
-import { expectedSocket } from './socket-path.js';
 
 const INTEGRATION_STATUS = ['integration', 'status'];
 
@@ -116,8 +115,7 @@ export class HerdrClient {
    * very socket; otherwise (or when it failed) the list is asked as `agentList` would.
    */
   async agentListBeside(probe: Promise<HerdrProbe>): Promise<AgentInfo[]> {
-    const info = await this.host.info().catch(() => null);
-    const socket = info ? expectedSocket(info.loginEnv, info.home) : null;
+    const socket = await this.prober.expectedSocket();
     const early = socket ? this.socket.readAt(socket, 'agent.list', {}, AgentListResult, 'agent list').catch(() => null) : Promise.resolve(null);
     await probe.catch(() => undefined);
     const answered = await early;

@@ -97,9 +97,14 @@ export class HerdrProber {
 
   /** The server's version when the expected socket answers a ping (and reads then use it); else null. */
   private async pingVersion(): Promise<string | null> {
-    const info = await this.host.info().catch(() => null);
-    const socket = info ? expectedSocket(info.loginEnv, info.home) : null;
+    const socket = await this.expectedSocket();
     if (!socket) return null;
     return this.socket.ping(socket);
+  }
+
+  /** Where herdr's CLI would find the server's socket on this host (null: not known). */
+  async expectedSocket(): Promise<string | null> {
+    const info = await this.host.info().catch(() => null);
+    return info ? expectedSocket(info.loginEnv, info.home) : null;
   }
 }

@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pidAlive } from '../../src/handoff/process-age.js';
 import { adapterFor } from '../../adapters/index.js';
 import { runAsSync, userEnv, type World, type WorldUser } from '../world/machines.js';
 import { trustHerdrCodexHook } from './codex-hooks.js';
@@ -207,17 +208,8 @@ function claimProject(world: World, name: string): void {
   } catch {
     // unclaimed
   }
-  if (Number.isInteger(holder) && holder !== process.pid && alive(holder)) throw new Error(`project ${name} is in use by another test process (${holder}): give this test a project name of its own`);
+  if (Number.isInteger(holder) && holder !== process.pid && pidAlive(holder)) throw new Error(`project ${name} is in use by another test process (${holder}): give this test a project name of its own`);
   fs.writeFileSync(claim, String(process.pid));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export function makeProject(world: World, name: string): Project {
