@@ -320,6 +320,8 @@ async function finishing(
       .then((yes) => atShell.set(m, yes)),
     // Verified: the backups of files replaced as they were left go; forced ones stay.
     discardBackups(sides.target.host, s.session.out).then((kept) => backups.set(m, kept)),
+    // Written while the agent started; without it the session's way back sends whole files.
+    s.session.arrivalsRecorded.catch(() => undefined),
     // The target knows from now on which session this agent resumed (see started-agents.ts).
     recordStarted(sides.target.host, startedDir(targetState), {
       pane: s.started.start.pane,
