@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { herdrBin, herdrOk } from '../test/helpers/e2e.js';
 import { appRoot, setupWorld, type World } from '../test/world/machines.js';
 import { diff, openLink, type Link } from './link.js';
-import { limitModel, median, offlineMs, ratio, stepCosts, summarize, summarizeDryRuns, table, type DryRunNumbers, type LimitModel, type Mark, type RunNumbers, type Summary, type TracedCall } from './report.js';
+import { limitModel, median, offlineMs, ratio, stepCosts, summarize, summarizeDryRuns, table, type DryRunNumbers, type LimitModel, type Mark, type RunNumbers, type StepCost, type Summary, type TracedCall } from './report.js';
 import { cleanUp, prepare, verifyLanded, type Landed } from './scenario.js';
 import { runTimed, type TimedRun } from './timed-run.js';
 
@@ -256,8 +256,8 @@ export function humanTable(report: BenchReport): string {
     if (!mid) return [];
     const calls = (step: string) => (mid.trace ? ` ${String(mid.trace.filter((c) => c.step === step && c.host === 'ssh').length).padStart(4)}` : '');
     return [
-      `${name} steps (median run): ms / handshakes / round trips${mid.trace ? ' / ssh host calls' : ''}`,
-      ...mid.steps.map((s) => `  ${s.step.padEnd(48)} ${String(s.ms).padStart(6)} ${String(s.handshakes).padStart(3)} ${String(s.round_trips).padStart(4)}${calls(s.step)}`),
+      `${name} steps (median run): ms / handshakes / round trips / bytes up / bytes down${mid.trace ? ' / ssh host calls' : ''}`,
+      ...mid.steps.map((s) => `  ${s.step.padEnd(48)} ${stepColumns(s)}${calls(s.step)}`),
     ];
   };
   const { limit, dry_run: dry } = report;
@@ -269,7 +269,7 @@ export function humanTable(report: BenchReport): string {
     `  --dry-run: ${dry.wall_ms} ms, ${dry.handshakes} handshakes, ${dry.round_trips} round trips, ${dry.bytes_up}/${dry.bytes_down} bytes up/down = ${limit.dry_run.times_limit} × the limit, ${limit.dry_run.rtts_above} RTTs above it`,
     `  send overhead: ${limit.send_overhead.measured_ms} ms = ${limit.send_overhead.times_limit} × the limit, ${limit.send_overhead.rtts_above} RTTs above it`,
     `  the agent offline: ${ours.median.offline_ms} ms, ${median(ours.runs.map((r) => r.offline_ms - r.quit_ms - r.start_ms))} ms beyond its own quit and start (goal ≤ 500 ms)`,
-    ...(dryMid ? [`--dry-run steps (median run): ms / handshakes / round trips`, ...dryMid.steps.map((s) => `  ${s.step.padEnd(48)} ${String(s.ms).padStart(6)} ${String(s.handshakes).padStart(3)} ${String(s.round_trips).padStart(4)}`)] : []),
+    ...(dryMid ? [`--dry-run steps (median run): ms / handshakes / round trips / bytes up / bytes down`, ...dryMid.steps.map((s) => `  ${s.step.padEnd(48)} ${stepColumns(s)}`)] : []),
     ...steps('agent-handoff', ours.runs),
     ...steps('baseline', baseline.runs),
   ].join('\n');
@@ -286,4 +286,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
     console.error(err);
     process.exit(1);
   });
+}
+
+/** A step's figures as table columns: ms, handshakes, round trips, bytes up and down. */
+function stepColumns(s: StepCost): string {
+  return `${String(s.ms).padStart(6)} ${String(s.handshakes).padStart(3)} ${String(s.round_trips).padStart(4)} ${String(s.bytes_up).padStart(7)} ${String(s.bytes_down).padStart(7)}`;
 }

@@ -6,6 +6,8 @@ export interface StepCost {
   ms: number;
   handshakes: number;
   round_trips: number;
+  bytes_up: number;
+  bytes_down: number;
 }
 
 /** One host call of agent-handoff (AH_BENCH_TRACE=1, bench/trace-hook.ts). */
@@ -136,7 +138,9 @@ export function stepCosts(marks: Mark[], startedAt: number, endedAt: number, eve
     .map((p) => {
       const inside = events.filter((e) => e.at >= p.from && (e.at < p.to || (p.to === endedAt && e.at <= p.to)));
       const connects = inside.filter((e) => e.kind === 'connect').length;
-      return { step: p.step, ms: p.to - p.from, handshakes: connects, round_trips: inside.length };
+      const bursts = inside.filter((e) => e.kind === 'burst').length;
+      const bytes = (dir: 'up' | 'down') => inside.reduce((n, e) => n + (e[dir] ?? 0), 0);
+      return { step: p.step, ms: p.to - p.from, handshakes: connects, round_trips: connects + bursts, bytes_up: bytes('up'), bytes_down: bytes('down') };
     });
 }
 

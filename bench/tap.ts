@@ -12,7 +12,10 @@ import net from 'node:net';
 export interface TapEvent {
   /** Date.now() when it happened. */
   at: number;
-  kind: 'connect' | 'burst';
+  /** A connection, a request burst (a round trip), or bytes that passed (`up` client → server, `down` back). */
+  kind: 'connect' | 'burst' | 'bytes';
+  up?: number;
+  down?: number;
 }
 
 export interface Tap {
@@ -51,6 +54,7 @@ export async function startTap(target: { host: string; port: number }, opts: Tap
     client.on('data', (chunk: Buffer) => {
       const now = Date.now();
       stats.bytesUp += chunk.length;
+      events.push({ at: now, kind: 'bytes', up: chunk.length });
       if (answeredSinceUp && now - lastUp >= opts.gapMs) {
         stats.bursts++;
         events.push({ at: now, kind: 'burst' });
@@ -83,6 +87,7 @@ export async function startTap(target: { host: string; port: number }, opts: Tap
       });
       up.on('data', (chunk: Buffer) => {
         stats.bytesDown += chunk.length;
+        events.push({ at: Date.now(), kind: 'bytes', down: chunk.length });
         answeredSinceUp = true;
         if (!client.destroyed) client.write(chunk);
       });
