@@ -27,7 +27,11 @@ import { HerdrCli } from './cli-runner.js';
 import { HerdrSocket } from './socket-transport.js';
 import { HerdrProber, type HerdrProbe } from './probe.js';
 import { parseIntegrationStatus, type IntegrationState } from './integration.js';
-import { untilInteractive } from './start-wait.js';
+import { polledRounds, untilInteractive, watchedRounds, type StartRounds } from './start-wait.js';
+import { watchStart } from './start-watch.js';
+
+/** The watch's pause between rounds: herdr's own answer (its socket's tick) paces it too. */
+const WATCH_PAUSE_MS = 50;
 
 const INTEGRATION_STATUS = ['integration', 'status'];
 
@@ -141,10 +145,22 @@ export class HerdrClient {
     const launched = await this.socket.read('agent.start', params, AgentStartedResult, 'agent start');
     if (launched) {
       const argv = launched.result.argv ?? [kind, ...args];
-      return { agent: await untilInteractive(this, name, pane, { before, argv }, timeoutMs), argv };
+      return { agent: await untilInteractive(this, await this.startRounds(name, pane, timeoutMs), name, pane, { before, argv }, timeoutMs), argv };
     }
     const r = await this.cli.json(['agent', 'start', name, '--kind', kind, '--pane', pane, '--timeout', String(timeoutMs), '--', ...args], AgentStartedResult, timeoutMs);
     return { agent: r.result.agent, argv: r.result.argv ?? [] };
+  }
+
+  /**
+   * How a launched agent is followed: where a request from here costs a round trip (ssh), by a
+   * watch on its host that streams herdr's answers (one program for the whole start); else by
+   * polls on the socket.
+   */
+  private async startRounds(name: string, pane: string, timeoutMs: number): Promise<StartRounds> {
+    const polled = () => polledRounds(this, name, pane);
+    const bin = this.host.socketsCostARoundTrip ? await this.cli.bin() : null;
+    if (!bin) return polled();
+    return watchedRounds(watchStart(this.host, this.cli, bin, name, pane, { pauseMs: WATCH_PAUSE_MS, timeoutMs }), polled);
   }
 
   async agentWait(target: string, until: readonly AgentStatus[], timeoutMs: number): Promise<AgentInfo> {

@@ -4,7 +4,8 @@
 // back in the foreground below the typed command, and the start fails within about a second.
 import { HerdrError } from './herdr-error.js';
 import type { HerdrClient } from './client.js';
-import type { AgentInfo } from './schemas.js';
+import type { AgentInfo, PaneProcessInfo } from './schemas.js';
+import type { StartWatch } from './start-watch.js';
 
 // herdr's readiness is a fixed time from the launch: each poll's wait is added to the agent's
 // time offline, so it is short (a poll is one request on herdr's socket).
@@ -12,22 +13,90 @@ const POLL_MS = 100;
 /** herdr types the command at once; before this the shell owning the pane proves nothing. */
 const LOOK_AFTER_MS = 1_000;
 
-/** Poll a launched agent until it is interactive (at a prompt, or at a screen that waits). */
-export async function untilInteractive(herdr: HerdrClient, name: string, pane: string, typed: { before: string | null; argv: readonly string[] }, timeoutMs: number): Promise<AgentInfo> {
+/** One look at a launched agent: herdr's answer about it, and whether the pane's shell owns its foreground again. */
+export interface StartRound {
+  got: { info: AgentInfo } | { err: unknown };
+  shellOwns: boolean;
+}
+
+/** Where the looks come from: polls from here, or a watch on the agent's host (start-watch.ts). */
+export interface StartRounds {
+  /** The next look; `looking`: whether the pane's processes count yet. */
+  next(looking: boolean): Promise<StartRound>;
+  stop(): void;
+}
+
+/** Looks polled from here, one request each on herdr's socket (or its CLI). */
+export function polledRounds(herdr: HerdrClient, name: string, pane: string): StartRounds {
+  let first = true;
+  return {
+    async next(looking) {
+      if (!first) await new Promise((r) => setTimeout(r, POLL_MS));
+      first = false;
+      // The look at the pane rides beside the agent's state (one round trip, not two).
+      const [got, shellOwns] = await Promise.all([
+        herdr.agentGet(name).then(
+          (info) => ({ info }),
+          (err: unknown) => ({ err }),
+        ),
+        looking ? shellInForeground(herdr, pane) : Promise.resolve(false),
+      ]);
+      return { got, shellOwns };
+    },
+    stop: () => undefined,
+  };
+}
+
+/**
+ * Looks from a watch running on the agent's host (its rounds come as herdr answers there). A
+ * watch that cannot do its job — it ends before its first round (a host without mktemp, say), or
+ * its first answer is not herdr's own (the CLI would not run there) — gives way to `otherwise`.
+ */
+export function watchedRounds(watch: StartWatch, otherwise: () => StartRounds): StartRounds {
+  let rounds = 0;
+  let fallback: StartRounds | null = null;
+  const giveWay = (looking: boolean): Promise<StartRound> => {
+    watch.stop();
+    fallback = otherwise();
+    return fallback.next(looking);
+  };
+  return {
+    async next(looking) {
+      if (fallback) return fallback.next(looking);
+      let round;
+      try {
+        round = await watch.next();
+      } catch (err) {
+        if (rounds > 0 || (err instanceof HerdrError && err.herdrCode === 'timeout')) throw err;
+        return giveWay(looking);
+      }
+      if (rounds++ === 0 && 'err' in round.agent && !isHerdrsAnswer(round.agent.err)) return giveWay(looking);
+      return { got: round.agent, shellOwns: looking && !!round.processes && shellOwnsForeground(round.processes) };
+    },
+    stop: () => {
+      watch.stop();
+      fallback?.stop();
+    },
+  };
+}
+
+/** Follow a launched agent until it is interactive (at a prompt, or at a screen that waits). */
+export async function untilInteractive(herdr: HerdrClient, rounds: StartRounds, name: string, pane: string, typed: { before: string | null; argv: readonly string[] }, timeoutMs: number): Promise<AgentInfo> {
+  try {
+    return await follow(herdr, rounds, name, pane, typed, timeoutMs);
+  } finally {
+    rounds.stop();
+  }
+}
+
+async function follow(herdr: HerdrClient, rounds: StartRounds, name: string, pane: string, typed: { before: string | null; argv: readonly string[] }, timeoutMs: number): Promise<AgentInfo> {
   const started = Date.now();
   const deadline = started + timeoutMs;
   const exited = () => new HerdrError('agent_start_failed', 'agent process exited before becoming interactive', herdr.host.label);
   let backAtShell = 0;
   for (;;) {
-    // The look at the pane rides beside the agent's state (one round trip, not two).
     const looking = typed.before !== null && Date.now() - started > LOOK_AFTER_MS;
-    const [got, shellOwns] = await Promise.all([
-      herdr.agentGet(name).then(
-        (info) => ({ info }),
-        (err: unknown) => ({ err }),
-      ),
-      looking ? shellInForeground(herdr, pane) : Promise.resolve(false),
-    ]);
+    const { got, shellOwns } = await rounds.next(looking);
     if ('err' in got) {
       if (got.err instanceof HerdrError && got.err.herdrCode === 'agent_not_found') throw exited();
       throw got.err;
@@ -45,14 +114,22 @@ export async function untilInteractive(herdr: HerdrClient, name: string, pane: s
       if (backAtShell >= 2) throw exited();
     }
     if (Date.now() >= deadline) throw new HerdrError('timeout', 'timed out waiting for agent startup', herdr.host.label);
-    await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))));
   }
+}
+
+/** An error herdr itself answered (its envelope), not a CLI that failed to run or spoke no JSON. */
+function isHerdrsAnswer(err: unknown): boolean {
+  return err instanceof HerdrError && !['herdr_failed', 'herdr_usage', 'herdr_bad_output', 'herdr_not_installed'].includes(err.herdrCode);
 }
 
 /** The pane's shell owns its foreground again (no program of its own running there). */
 async function shellInForeground(herdr: HerdrClient, pane: string): Promise<boolean> {
   const info = await herdr.processInfo(pane).catch(() => null);
-  return !!info?.shell_pid && info.foreground_process_group_id === info.shell_pid;
+  return !!info && shellOwnsForeground(info);
+}
+
+function shellOwnsForeground(info: PaneProcessInfo): boolean {
+  return !!info.shell_pid && info.foreground_process_group_id === info.shell_pid;
 }
 
 /**
