@@ -33,6 +33,8 @@ export interface ChildReport {
   peak_rss_mb: number;
   /** Highest of each part of memoryUsage() while copying (sampled every 10 ms). */
   peaks_mb: Record<string, number>;
+  /** Each part of memoryUsage() just before copying. */
+  before_mb: Record<string, number>;
   /** CPU time of the process while copying (every thread), and of its main thread alone. */
   cpu_ms: number;
   main_thread_ms: number;
@@ -66,7 +68,8 @@ async function main(): Promise<void> {
   await Promise.all([source.info(), target.info()]);
   const connectMs = Date.now() - t0;
   const wire = () => [source, target].reduce((n, h) => (h instanceof SshHost ? n + h.counters.bytesIn + h.counters.bytesOut : n), 0);
-  const rssBefore = process.memoryUsage().rss;
+  const before = process.memoryUsage();
+  const rssBefore = before.rss;
   const w0 = wire();
   const peaks: Record<string, number> = {};
   const sample = () => {
@@ -89,6 +92,7 @@ async function main(): Promise<void> {
     copy_ms: copyMs,
     wire_bytes: wireBytes,
     rss_before_mb: +(rssBefore / MB).toFixed(1),
+    before_mb: Object.fromEntries(Object.entries(before).map(([k, v]) => [k, +(v / MB).toFixed(1)])),
     peaks_mb: peaks,
     cpu_ms: Math.round((cpu.user + cpu.system) / 1000),
     main_thread_ms: Math.round(elu.active),

@@ -91,6 +91,12 @@ async function expectedHash(file: string, plan: RewritePlan): Promise<string> {
   return h.digest('hex');
 }
 
+async function fileSha256(file: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of fs.createReadStream(file, { highWaterMark: 1024 * 1024 })) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
 function runChild(job: ChildJob): Promise<ChildReport> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...(process.env.AH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), process.env.AH_BENCH_CHILD ?? path.join(here, 'large-session-child.js')], { env: { ...process.env, AH_LARGE_JOB: JSON.stringify(job) }, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -144,10 +150,13 @@ async function main(): Promise<void> {
             plan,
           };
           const rep = await runChild(job);
-          const onDisk = createHash('sha256').update(fs.readFileSync(path.join(targetRoot, dest))).digest('hex');
+          // Streamed: a child spawned later inherits this process's memory high-water mark in its
+          // own ru_maxrss (Linux records the forked copy's at exec), so a whole file read here
+          // would show up as the next run's peak.
+          const onDisk = await fileSha256(path.join(targetRoot, dest));
           if (rep.sha256 !== want || onDisk !== want) throw new Error(`${mode} ${mb} MB: the target holds other bytes than the rewritten source`);
           got.push(rep);
-          process.stderr.write(`${mode} ${mb} MB run ${r + 1}: ${rep.copy_ms} ms, ${(rep.wire_bytes / MB).toFixed(1)} MB on the wire, peak RSS ${rep.peak_rss_mb} MB, cpu ${rep.cpu_ms} ms (main thread ${rep.main_thread_ms} ms), peaks ${JSON.stringify(rep.peaks_mb)} (${rep.ciphers.join(', ')})\n`);
+          process.stderr.write(`${mode} ${mb} MB run ${r + 1}: ${rep.copy_ms} ms, ${(rep.wire_bytes / MB).toFixed(1)} MB on the wire, peak RSS ${rep.peak_rss_mb} MB, cpu ${rep.cpu_ms} ms (main thread ${rep.main_thread_ms} ms), peaks ${JSON.stringify(rep.peaks_mb)} before ${JSON.stringify(rep.before_mb)} (${rep.ciphers.join(', ')})\n`);
         }
         const wall = median(got.map((g) => g.copy_ms));
         rows.push({

@@ -11,6 +11,7 @@ import type { CopiedFile, CopyEntry, CopyRequest } from './copy-types.js';
 import { createRewriteStream } from './rewrite.js';
 import type { RewriteMatcher } from './rewrite-matcher.js';
 import { remotePrefixHash, runOk, TempFile, type Install } from './target-files.js';
+import { youngGarbageSweeper } from '../young-garbage.js';
 
 /** What a read of the source saw of its own bytes (valid once the stream has ended). */
 interface SourceSeen {
@@ -24,10 +25,13 @@ async function sourceBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEnt
   const raw = await req.source.readStream(e.source, part?.range, { compress: true });
   const hash = createHash('sha256');
   let size = 0;
+  // Every chunk leaves dead buffers at each stage behind it: collected as they go (young-garbage.ts).
+  const sweep = youngGarbageSweeper();
   raw.on('data', (chunk: Buffer) => {
     hash.update(chunk);
     size += chunk.length;
     req.onBytes?.(chunk.length);
+    sweep(chunk.length);
   });
   let digest: string | null = null;
   const seen = { sha256: () => (digest ??= hash.digest('hex')), size: () => size };
