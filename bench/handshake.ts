@@ -10,7 +10,7 @@ import path from 'node:path';
 import { SshHost } from '../src/host/ssh.js';
 import type { World } from '../test/world/machines.js';
 import { startDelayProxy } from './delay-proxy.js';
-import { startTap, type TapEvent } from './tap.js';
+import { isRoundTrip, startTap, type TapEvent } from './tap.js';
 
 export interface Moment {
   ms: number;
@@ -42,7 +42,7 @@ export async function measureHandshake(world: World, oneWayDelayMs: number): Pro
     const start = Date.now();
     const moment = (): Moment => {
       const at = Date.now();
-      return { ms: at - start, rtts: tap.events.filter((e: TapEvent) => e.at <= at).length };
+      return { ms: at - start, rtts: tap.events.filter((e: TapEvent) => isRoundTrip(e) && e.at <= at).length };
     };
     const host = await SshHost.connect(ALIAS, { configFile, agent: null });
     try {

@@ -1,5 +1,5 @@
 // Numbers of one benchmark run, laid over its steps; medians, ratios and the human table.
-import type { TapEvent } from './tap.js';
+import { isRoundTrip, type TapEvent } from './tap.js';
 
 export interface StepCost {
   step: string;
@@ -138,9 +138,8 @@ export function stepCosts(marks: Mark[], startedAt: number, endedAt: number, eve
     .map((p) => {
       const inside = events.filter((e) => e.at >= p.from && (e.at < p.to || (p.to === endedAt && e.at <= p.to)));
       const connects = inside.filter((e) => e.kind === 'connect').length;
-      const bursts = inside.filter((e) => e.kind === 'burst').length;
       const bytes = (dir: 'up' | 'down') => inside.reduce((n, e) => n + (e[dir] ?? 0), 0);
-      return { step: p.step, ms: p.to - p.from, handshakes: connects, round_trips: connects + bursts, bytes_up: bytes('up'), bytes_down: bytes('down') };
+      return { step: p.step, ms: p.to - p.from, handshakes: connects, round_trips: inside.filter(isRoundTrip).length, bytes_up: bytes('up'), bytes_down: bytes('down') };
     });
 }
 

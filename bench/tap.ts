@@ -18,6 +18,11 @@ export interface TapEvent {
   down?: number;
 }
 
+/** A connection or a request burst: what counts as a round trip. */
+export function isRoundTrip(e: TapEvent): boolean {
+  return e.kind === 'connect' || e.kind === 'burst';
+}
+
 export interface Tap {
   port: number;
   readonly connections: number;
