@@ -29,17 +29,26 @@ function singleQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-/** printf format that reproduces `value`'s bytes exactly; only [A-Za-z0-9_./,:+=@-] stay literal. */
+/** printf format that reproduces `value`'s bytes exactly (see printfOctalBytes). */
 export function printfOctal(value: string): string {
   return printfOctalBytes(Buffer.from(value, 'utf8'));
 }
 
-/** printf format that reproduces these bytes exactly. */
+/**
+ * printf format, for inside single quotes on the one header line, that reproduces these bytes
+ * exactly. Printable ASCII stays as it is (what the header sends is mostly sh programs and JSON:
+ * escaping all of it made it two to three times longer); escaped are the quote, backslash (`\\`),
+ * percent (`%%`), line ends, other control bytes and bytes above 127 (the line is sent as UTF-8),
+ * and a leading dash (bash's printf would take it for an option).
+ */
 export function printfOctalBytes(bytes: Buffer): string {
   let out = '';
-  for (const byte of bytes) {
-    const ch = String.fromCharCode(byte);
-    out += /[A-Za-z0-9_./,:+=@-]/.test(ch) ? ch : `\\${byte.toString(8).padStart(3, '0')}`;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    if (byte === 0x25) out += '%%';
+    else if (byte === 0x5c) out += '\\\\';
+    else if (byte >= 0x20 && byte < 0x7f && byte !== 0x27 && !(i === 0 && byte === 0x2d)) out += String.fromCharCode(byte);
+    else out += `\\${byte.toString(8).padStart(3, '0')}`;
   }
   return out;
 }

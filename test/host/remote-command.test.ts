@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildHeader, EXEC_COMMAND, printfOctal, StartMarkFilter } from '../../src/host/remote-command.js';
+import { buildHeader, EXEC_COMMAND, printfOctal, printfOctalBytes, StartMarkFilter } from '../../src/host/remote-command.js';
+import { POSIX_SHELLS } from '../helpers/posix-shells.js';
 import { hostileArgs } from './hostile-args.js';
 
 const SHELLS = ['/bin/sh', '/bin/bash', '/usr/bin/zsh', '/usr/bin/fish'].filter((s) => fs.existsSync(s));
@@ -17,10 +18,24 @@ describe('remote command encoding', () => {
     expect(script).not.toMatch(/['\\]/);
   });
 
-  it('writes bytes as octal escapes except a safe set', () => {
-    expect(printfOctal('a b\n')).toBe('a\\040b\\012');
-    expect(printfOctal('%\\\'')).toBe('\\045\\134\\047');
-    expect(printfOctal('é')).toBe('\\303\\251');
+  it('keeps printable ASCII as it is and escapes the rest, a leading dash included', () => {
+    expect(printfOctal('a b\n')).toBe('a b\\012');
+    expect(printfOctal('%\\\'')).toBe('%%\\\\\\047');
+    expect(printfOctal('é\r\t\x01')).toBe('\\303\\251\\015\\011\\001');
+    expect(printfOctal('-n x-')).toBe('\\055n x-');
+    expect(printfOctal('$(touch x) `y` "z"')).toBe('$(touch x) `y` "z"');
+  });
+
+  it('gives back every byte through printf, under every shell that runs the header', () => {
+    const all = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    for (const bytes of [all, Buffer.from('-leading dash\n'), Buffer.from('%s %d %% \\n \\\\ \\047 end'), Buffer.from("'"), Buffer.alloc(0)]) {
+      for (const shell of ['/bin/sh', ...POSIX_SHELLS.map((s) => s.join(' '))]) {
+        const [bin, ...flags] = shell.split(' ');
+        const r = spawnSync(bin!, [...flags, '-c', `printf '${printfOctalBytes(bytes)}'`]);
+        expect(r.status).toBe(0);
+        expect(Buffer.compare(r.stdout, bytes)).toBe(0);
+      }
+    }
   });
 
   it('rejects NUL bytes and bad env names', () => {
