@@ -93,11 +93,24 @@ export function buildHeader(spec: HeaderSpec): string {
     parts.push(`unset CDPATH; ${assign('_ah', spec.cwd)}`);
     parts.push(`cd -- "$_ah" 2>/dev/null || { printf 'cannot change to folder: %s\\n' "$_ah" >&2; exit ${CWD_MISSING_EXIT}; }`);
   }
+  // Arguments on one line go as single-quoted words, several to a `set`; one with a line end
+  // goes through a variable (assign).
   parts.push('set --');
+  let words: string[] = [];
+  const setWords = (): void => {
+    if (words.length > 0) parts.push(`set -- "$@" ${words.join(' ')}`);
+    words = [];
+  };
   for (const arg of spec.argv) {
     assertNoNul(arg, 'An argument');
+    if (!/[\n\r]/.test(arg)) {
+      words.push(singleQuote(arg));
+      continue;
+    }
+    setWords();
     parts.push(`${assign('_ah', arg)}; set -- "$@" "$_ah"`);
   }
+  setWords();
   if (spec.startMark !== undefined) {
     if (!/^[A-Za-z0-9]+$/.test(spec.startMark)) throw new Error('internal: start mark must be alphanumeric');
     parts.push(`printf '%s' ${spec.startMark}`);
