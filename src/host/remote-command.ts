@@ -69,7 +69,9 @@ export interface HeaderSpec {
    * (.bashrc, .zshenv, config.fish) may print; everything before the mark is theirs.
    */
   startMark?: string;
-  /** Exported before exec (login env merged with the caller's env by the caller). */
+  /** The host's login environment, exported before `env` (a command shell exports it once: see exportsLine). */
+  baseEnv?: Record<string, string>;
+  /** Exported before exec; wins over `baseEnv`. */
   env?: Record<string, string>;
   cwd?: string;
 }
@@ -82,11 +84,8 @@ export function buildHeader(spec: HeaderSpec): string {
   const [file] = spec.argv;
   if (file === undefined || file === '') throw new HostError('bad_command', 'Empty command line.');
   const parts: string[] = [];
-  for (const [name, value] of Object.entries(spec.env ?? {})) {
-    if (!ENV_NAME.test(name)) throw new HostError('bad_command', `Not a valid environment variable name: ${JSON.stringify(name)}`);
-    assertNoNul(value, `Environment variable ${name}`);
-    parts.push(`${assign(name, value)}; export ${name}`);
-  }
+  const exported = exportsLine({ ...spec.baseEnv, ...spec.env });
+  if (exported) parts.push(exported);
   if (spec.cwd !== undefined) {
     assertNoNul(spec.cwd, 'The working folder');
     // CDPATH could redirect a relative cd and make it print; `--` keeps a leading dash a path.
@@ -119,6 +118,21 @@ export function buildHeader(spec: HeaderSpec): string {
   const header = parts.join('; ');
   if (header.includes('\n') || header.includes('\r')) throw new Error('internal: header must be one line');
   return header;
+}
+
+/** Statements that export each variable of `env` (empty for none), on one line. */
+export function exportsLine(env: Record<string, string>, unset: readonly string[] = []): string {
+  const parts: string[] = [];
+  for (const name of unset) {
+    if (!ENV_NAME.test(name)) throw new HostError('bad_command', `Not a valid environment variable name: ${JSON.stringify(name)}`);
+    parts.push(`unset ${name}`);
+  }
+  for (const [name, value] of Object.entries(env)) {
+    if (!ENV_NAME.test(name)) throw new HostError('bad_command', `Not a valid environment variable name: ${JSON.stringify(name)}`);
+    assertNoNul(value, `Environment variable ${name}`);
+    parts.push(`${assign(name, value)}; export ${name}`);
+  }
+  return parts.join('; ');
 }
 
 /**

@@ -43,9 +43,11 @@ export class ExecRunner {
       const shell = await this.shells.take();
       if (shell) {
         try {
-          const header = buildHeader(spec);
+          // The login environment is the shell's to export (once); the header carries the rest.
+          const exports = spec.baseEnv ? shell.baseEnvLine(spec.baseEnv) : '';
+          const header = buildHeader({ ...spec, ...(spec.baseEnv ? { baseEnv: {} } : {}) });
           this.link.counts.commands++;
-          return await shell.run(header, bytes, o.timeoutMs, o.what);
+          return await shell.run(header, bytes, o.timeoutMs, o.what, exports);
         } catch (err) {
           throw err instanceof HostError && err.code === 'command_timeout' ? err : (this.link.lost ?? err);
         } finally {

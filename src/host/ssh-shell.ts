@@ -5,8 +5,9 @@
 //
 // Protocol (ours on both ends; the remote side is the loop below, started through the usual
 // shell-agnostic header). Per command we send two lines:
-//   1. an input line, eval'd by the loop itself: it only ever writes the command's stdin bytes
-//      (printf octal escapes built here) to the loop's private input file, or empties it;
+//   1. an input line, eval'd by the loop itself: it writes the command's stdin bytes (printf
+//      escapes built here) to the loop's private input file, or empties it — and, before the
+//      first command and whenever it changes, exports the login environment every command inherits;
 //   2. the command header (remote-command.ts), run as `( eval "$h" )` with stdin from that
 //      file and stdout/stderr into private files, so no output of the program can be mistaken
 //      for our framing.
@@ -14,7 +15,7 @@
 // outputs, byte for byte.
 import type { ClientChannel } from 'ssh2';
 import { HostError } from '../errors.js';
-import { printfOctalBytes, StartMarkFilter } from './remote-command.js';
+import { exportsLine, printfOctalBytes, StartMarkFilter } from './remote-command.js';
 
 /** Stdin larger than this goes through a plain exec channel instead (it travels escaped, 4x). */
 export const SHELL_STDIN_MAX = 16 * 1024;
@@ -103,6 +104,8 @@ export class CommandShell {
   busy = false;
   dead: Error | undefined;
   private pending: Pending | undefined;
+  /** The login environment the loop has exported (every command inherits it), once one was. */
+  private base: Record<string, string> | null = null;
 
   constructor(
     private readonly ch: ClientChannel,
@@ -139,7 +142,19 @@ export class CommandShell {
   }
 
   /** Run one command header. The caller holds `busy`. */
-  run(header: string, stdin: Buffer | undefined, timeoutMs: number, what: string): Promise<ShellOutcome> {
+  /**
+   * What makes the loop's exported environment `env` (empty when it is already): sent on the
+   * next command's input line, so a header need not carry the login environment every time.
+   */
+  baseEnvLine(env: Record<string, string>): string {
+    const base = this.base ?? {};
+    const changed = Object.fromEntries(Object.entries(env).filter(([k, v]) => base[k] !== v));
+    const gone = Object.keys(base).filter((k) => !(k in env));
+    this.base = { ...env };
+    return exportsLine(changed, gone);
+  }
+
+  run(header: string, stdin: Buffer | undefined, timeoutMs: number, what: string, exports = ''): Promise<ShellOutcome> {
     if (this.dead) return Promise.reject(this.dead);
     return new Promise<ShellOutcome>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -159,7 +174,7 @@ export class CommandShell {
           reject(e);
         },
       };
-      this.ch.write(`${inputLine(stdin)}\n${header}\n`);
+      this.ch.write(`${exports ? `${exports}; ` : ''}${inputLine(stdin)}\n${header}\n`);
     });
   }
 

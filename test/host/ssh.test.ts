@@ -176,6 +176,25 @@ describe('one connection', () => {
     }
   });
 
+  it("exports the login environment on a command shell once; a command's own variables still win, for it alone", async () => {
+    const host = await SshHost.connect('w-vega', fx.opts);
+    try {
+      const info = await host.info();
+      const seen = (env?: Record<string, string>) => host.run(['sh', '-c', 'printf "%s|%s|%s" "$PATH" "$HOME" "${AH_ONLY-unset}"'], env ? { env } : {});
+      // The first command on the shell carries the login environment's exports.
+      const up = host.counters.bytesOut;
+      expect((await seen()).stdout).toBe(`${info.loginEnv.PATH}|${info.loginEnv.HOME}|unset`);
+      const first = host.counters.bytesOut - up;
+      expect((await seen({ PATH: '/usr/bin:/bin', AH_ONLY: "it's $(mine)" })).stdout).toBe(`/usr/bin:/bin|${info.loginEnv.HOME}|it's $(mine)`);
+      const again = host.counters.bytesOut;
+      expect((await seen()).stdout).toBe(`${info.loginEnv.PATH}|${info.loginEnv.HOME}|unset`);
+      // The same command again: the login environment no longer travels with it.
+      expect(host.counters.bytesOut - again).toBeLessThan(first - (info.loginEnv.PATH ?? '').length);
+    } finally {
+      await host.close();
+    }
+  });
+
   it('queues channels below MaxSessions: 30 parallel commands all succeed', async () => {
     const host = await SshHost.connect('w-vega', { ...fx.opts, maxChannels: 8 });
     try {
