@@ -217,7 +217,10 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
         // Each agent's cwd in the worktree: its own place in the repository.
         const session = await sessionFor(m, sides, copying, placement.worktree, markerWritten);
         const mine = { ...snap, relativeCwd: m.plan.snapshot.relativeCwd };
-        started.set(m, { quit, session, started: await startOnTarget(m, sides, { snap: mine, worktree: placement.worktree, repo: placement.repo, session, early: early.get(m)!, integration: batch.integration, desk: batch.desk }, besides) });
+        const s = await startOnTarget(m, sides, { snap: mine, worktree: placement.worktree, repo: placement.repo, session, early: early.get(m)!, integration: batch.integration, desk: batch.desk }, besides);
+        // Written while the agent started; without it the agent does not count as moved (see copySession).
+        await session.leftRecorded;
+        started.set(m, { quit, session, started: s });
       } catch (thrown) {
         await failMember(m, thrown);
       }

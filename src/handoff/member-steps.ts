@@ -27,6 +27,8 @@ export interface SessionCopied {
   sessionPlacement: Placement;
   /** The target's record of what arrived, being written (see copySession). */
   arrivalsRecorded: Promise<void>;
+  /** The source's record of what left, being written (awaited before the handoff succeeds). */
+  leftRecorded: Promise<void>;
 }
 
 /** What one agent reads early, while it quits (read-only; each user checks it is for what it then does). */
@@ -80,16 +82,18 @@ export function copySession(m: Member, sides: Sides, worktree: string, look: Pro
     // The repository's spellings are the plan's (the snapshot taken later is of the same checkout and cwd).
     const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: plan.snapshot, targetWorktree: worktree, looked, ledgerDir: ledgerDir(targetState), left: plan.targetLeft, arrivalsDir: arrivalsDir(sourceState), overwrite: plan.opts.overwrite });
     m.record({ kind: 'session_copy', record: out });
-    // What arrived, recorded on the target: when it leaves again, what it still holds of that
-    // need not cross. Only bytes depend on it (the target checks its file against the record
-    // before trusting it), so it is written while the agent starts, not before.
+    // Both ledgers are written while the agent starts, not before it: nothing of the start
+    // depends on them. What arrived, recorded on the target: when it leaves again, what it
+    // still holds of that need not cross (the target checks its file against the record before
+    // trusting it). What left the source, recorded there: when the session comes back, a copy
+    // still as it left is ours to replace (agents that rewrite files in place); the handoff
+    // succeeds only once it is written.
     const arrivalsRecorded = recordArrivals(target.host, arrivalsDir(targetState), out.files.flatMap((f) => (f.content ? [{ path: f.path, ...f.content, handoff: plan.id }] : [])));
     arrivalsRecorded.catch(() => undefined);
-    // What left the source, recorded there: when the session comes back, a copy still as it
-    // left is ours to replace (agents that rewrite files in place).
     const at = new Date().toISOString();
-    await recordLeft(source.host, ledgerDir(sourceState), out.files.flatMap((f) => (f.source ? [{ ...f.source, handoff: plan.id, to: target.host.address, at }] : [])));
-    return { out, sessionPlacement, arrivalsRecorded };
+    const leftRecorded = recordLeft(source.host, ledgerDir(sourceState), out.files.flatMap((f) => (f.source ? [{ ...f.source, handoff: plan.id, to: target.host.address, at }] : [])));
+    leftRecorded.catch(() => undefined);
+    return { out, sessionPlacement, arrivalsRecorded, leftRecorded };
   });
 }
 
