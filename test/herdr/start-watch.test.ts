@@ -33,7 +33,7 @@ const processJson = JSON.stringify({ id: 'cli:pane:process_info', result: { type
 const notFound = JSON.stringify({ id: 'cli:agent:get', error: { code: 'agent_not_found', message: 'agent target a not found' } });
 
 /**
- * A herdr stand-in: logs each call's arguments (each ended by a NUL, the call by one more) and answers
+ * A herdr stand-in: logs each call's arguments (each ended by a NUL) in a file of its own, and answers
  * `agent get` from a counter: launching twice, then ready; `pane process-info` always the same.
  */
 function fakeHerdr(dir: string): string {
@@ -43,7 +43,8 @@ function fakeHerdr(dir: string): string {
     [
       '#!/bin/sh',
       `d='${dir}'`,
-      '{ printf "%s\\0" "$@"; printf "\\0"; } >>"$d/calls"',
+      // A file per call: the two questions of a round run at once, and their writes would interleave.
+      'f=$(mktemp "$d/call.XXXXXX") && printf "%s\\0" "$@" >"$f"',
       'case $1 in',
       `  pane) printf '%s\\n' '${processJson}' ;;`,
       '  agent) n=$(cat "$d/n" 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" >"$d/n"',
@@ -80,10 +81,9 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('the watch pro
       expect(code).toBe(0);
       // Every call named the agent and the pane exactly.
       const calls = fs
-        .readFileSync(path.join(dir, 'calls'), 'utf8')
-        .split('\0\0')
-        .filter(Boolean)
-        .map((l) => l.split('\0'));
+        .readdirSync(dir)
+        .filter((f) => f.startsWith('call.'))
+        .map((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\0').slice(0, -1));
       expect(calls.filter((c) => c[0] === 'agent').length).toBeGreaterThanOrEqual(4);
       expect(calls.filter((c) => c[0] === 'pane').length).toBeGreaterThanOrEqual(4);
       expect(calls.filter((c) => c[0] === 'agent').every((c) => c.join('\0') === ['agent', 'get', name].join('\0'))).toBe(true);
