@@ -23,8 +23,9 @@ export interface WatchRound {
  * Each round asks both questions side by side and prints "<mark> A <exit>", the agent answer
  * (stdout and stderr), "<mark> P <exit>", the process answer, then "<mark> ." — each mark on a
  * line of its own. An answer the same as the one before is only "<mark> A <exit> =" (while the
- * agent launches, herdr says the same thing round after round). It ends when its stdin ends (the caller's word) or its output is closed. (A
- * background job's stdin is /dev/null unless given: the stdin watcher gets it as fd 3.)
+ * agent launches, herdr says the same thing round after round). It ends when its stdin ends (the
+ * caller's word) or its output is closed. (A background job's stdin is /dev/null unless given:
+ * the stdin watcher gets it as fd 3.)
  */
 export const WATCH_START_PROGRAM = `umask 077
 b=$1; name=$2; pane=$3; mark=$4; pause=$5

@@ -45,7 +45,7 @@ export class ExecRunner {
         try {
           // The login environment is the shell's to export (once); the header carries the rest.
           const exports = spec.baseEnv ? shell.baseEnvLine(spec.baseEnv) : '';
-          const header = buildHeader({ ...spec, ...(spec.baseEnv ? { baseEnv: {} } : {}) });
+          const header = buildHeader({ ...spec, baseEnv: {} });
           this.link.counts.commands++;
           return await shell.run(header, bytes, o.timeoutMs, o.what, exports);
         } catch (err) {

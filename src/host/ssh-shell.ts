@@ -17,7 +17,7 @@ import type { ClientChannel } from 'ssh2';
 import { HostError } from '../errors.js';
 import { exportsLine, printfOctalBytes, StartMarkFilter } from './remote-command.js';
 
-/** Stdin larger than this goes through a plain exec channel instead (it travels escaped, 4x). */
+/** Stdin larger than this goes through a plain exec channel instead (it travels escaped: binary bytes 4×). */
 export const SHELL_STDIN_MAX = 16 * 1024;
 
 export interface ShellOutcome {
@@ -141,7 +141,6 @@ export class CommandShell {
     p?.reject(err);
   }
 
-  /** Run one command header. The caller holds `busy`. */
   /**
    * What makes the loop's exported environment `env` (empty when it is already): sent on the
    * next command's input line, so a header need not carry the login environment every time.
@@ -154,6 +153,7 @@ export class CommandShell {
     return exportsLine(changed, gone);
   }
 
+  /** Run one command header (after `exports`, a baseEnvLine). The caller holds `busy`. */
   run(header: string, stdin: Buffer | undefined, timeoutMs: number, what: string, exports = ''): Promise<ShellOutcome> {
     if (this.dead) return Promise.reject(this.dead);
     return new Promise<ShellOutcome>((resolve, reject) => {
