@@ -6,6 +6,7 @@
 // (start-wait.ts), which ends the watch by closing the program's stdin.
 import { randomBytes } from 'node:crypto';
 import { PassThrough, Writable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { HostError } from '../errors.js';
 import type { Host, RunResult } from '../host/host.js';
 import { HerdrError } from './herdr-error.js';
@@ -153,9 +154,11 @@ export function watchStart(host: Host, cli: Pick<HerdrCli, 'fail'>, bin: string,
     if (w) w.resolve(round);
     else rounds.push(round);
   });
+  // Decoded across chunks: a character of a name or folder may be cut between two.
+  const decoder = new StringDecoder('utf8');
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
-      parser.push(chunk.toString('utf8'));
+      parser.push(decoder.write(chunk));
       done();
     },
   });
