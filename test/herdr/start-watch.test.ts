@@ -2,9 +2,9 @@
 // with hostile names as data, the parser of its stream, and watchStart on a host, ended by us.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempDirs } from '../helpers/temp-dirs.js';
 import { LocalHost } from '../../src/host/local.js';
 import { HerdrCli } from '../../src/herdr/cli-runner.js';
 import { HerdrError } from '../../src/herdr/herdr-error.js';
@@ -13,15 +13,7 @@ import { watchedRounds, type StartRound, type StartRounds } from '../../src/herd
 import { POSIX_SHELLS } from '../helpers/posix-shells.js';
 import { hostileArgs } from '../host/hostile-args.js';
 
-const made: string[] = [];
-const tmp = (): string => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-watch-'));
-  made.push(dir);
-  return dir;
-};
-afterAll(() => {
-  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
-});
+const tmp = tempDirs('ah-watch-');
 
 const MARK = 'AHWATCHtest0123456789';
 const agentJson = (status: string, pending: boolean) =>

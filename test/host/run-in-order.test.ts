@@ -1,22 +1,14 @@
 // runInOrder: commands in order in one program, stopping at the first failure, telling which ran.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempDirs } from '../helpers/temp-dirs.js';
 import { LocalHost } from '../../src/host/local.js';
 import { runInOrder } from '../../src/host/run-in-order.js';
 import { hostileArgs } from './hostile-args.js';
 
 const host = new LocalHost();
-const made: string[] = [];
-const tmp = (): string => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-rio-'));
-  made.push(dir);
-  return dir;
-};
-afterAll(() => {
-  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
-});
+const tmp = tempDirs('ah-rio-');
 
 describe('runInOrder', () => {
   it('runs every command in its folder, in order, with arguments passed as they are', async () => {

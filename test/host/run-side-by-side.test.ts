@@ -1,8 +1,8 @@
 // runSideBySide: independent programs at once in one program, each result whole and apart.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempDirs } from '../helpers/temp-dirs.js';
 import { LocalHost } from '../../src/host/local.js';
 import { parseSideBySide, runSideBySide, sideBySideArgv } from '../../src/host/run-side-by-side.js';
 import { POSIX_SHELLS } from '../helpers/posix-shells.js';
@@ -10,15 +10,7 @@ import { hostileArgs } from './hostile-args.js';
 import { execFileSync } from 'node:child_process';
 
 const host = new LocalHost();
-const made: string[] = [];
-const tmp = (): string => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-sbs-'));
-  made.push(dir);
-  return dir;
-};
-afterAll(() => {
-  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
-});
+const tmp = tempDirs('ah-sbs-');
 
 const MARK = 'AHSIDEtest0123456789';
 
