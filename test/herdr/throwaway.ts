@@ -102,7 +102,8 @@ export async function startThrowaway(kind: Kind, opts: { extraEnv?: Record<strin
       await new Promise((r) => setTimeout(r, 500));
       if (child.exitCode === null && child.signalCode === null && alive(pid)) process.kill(pid, 'SIGKILL');
     }
-    fs.rmSync(dir, { recursive: true, force: true });
+    // A pane's process may still be writing into the home a moment after the server is gone.
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   };
   const end = Date.now() + 15_000;
   for (;;) {
