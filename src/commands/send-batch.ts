@@ -138,7 +138,7 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
           }
           const [, plan] = await Promise.all([
             take ? acquireLock(source.host, { stateDir: stateOnSource, key, owner: lockOwner, isAlive }).then((l) => locks.push(l)) : null,
-            progress.step(`planning ${as}`, () => buildPlan({ id, opts: oneAgent(opts, agent.pane_id), source, sameHost: opening.sameHost, sides: connecting, callerPane, scans, agents: listed })),
+            progress.step(`planning ${as}`, () => buildPlan({ id, opts: oneAgent(opts, agent.pane_id), source, sameHost: opening.sameHost, sides: connecting, earlyTarget: opening.earlyTarget, callerPane, scans, agents: listed })),
           ]);
           // --self helper: the agent that asked must still be the one that asked.
           const changed = expect && plan.agent.pane_id === expect.pane ? agentChanged(plan, expect) : null;

@@ -59,7 +59,7 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
         // --self helper: wait for the agent's turn to end before planning.
         await progress.step('waiting for the agent to finish its turn', () => source.herdr.agentWait(expect.pane, ['idle', 'done'], opts.waitTimeoutS * 1000));
       }
-      return progress.step('planning', () => buildPlan({ id, opts, source, sameHost: opening.sameHost, sides: connecting, callerPane: expect ? undefined : ctx.env.HERDR_PANE_ID, ...(expect ? {} : { agents: listing }) }));
+      return progress.step('planning', () => buildPlan({ id, opts, source, sameHost: opening.sameHost, sides: connecting, earlyTarget: opening.earlyTarget, callerPane: expect ? undefined : ctx.env.HERDR_PANE_ID, ...(expect ? {} : { agents: listing }) }));
     })();
     const [claimed, planned] = await Promise.allSettled([claiming, planning]);
     if (claimed.status === 'fulfilled' && claimed.value.lock) locks.push(claimed.value.lock);

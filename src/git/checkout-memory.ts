@@ -2,11 +2,11 @@
 // lets the check of the likely answer start the moment the target is connected, instead of after
 // the target's own cache (repos.json) has been read over the connection. Never trusted as it is:
 // the target checks the folders exactly as it checks its cache's entries.
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { stateDir } from '../handoff/journal.js';
+import { replacePrivateFile } from '../private-file.js';
 
 const Memory = z.object({
   version: z.literal(1),
@@ -55,13 +55,7 @@ export async function rememberCheckouts(hostLabel: string, remoteKey: string, pa
     delete hosts[hostLabel];
     hosts[hostLabel] = Object.fromEntries(Object.entries(repos).slice(-MAX_REPOS_PER_HOST));
     const next: Memory = { version: 1, hosts: Object.fromEntries(Object.entries(hosts).slice(-MAX_HOSTS)) };
-    await fs.promises.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-    const tmp = `${file}.tmp-${randomBytes(6).toString('hex')}`;
-    await fs.promises.writeFile(tmp, JSON.stringify(next) + '\n', { mode: 0o600 });
-    await fs.promises.rename(tmp, file).catch(async (err: unknown) => {
-      await fs.promises.rm(tmp, { force: true });
-      throw err;
-    });
+    await replacePrivateFile(file, JSON.stringify(next) + '\n');
   } catch {
     // a hint that could not be written
   }

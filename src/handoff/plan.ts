@@ -11,7 +11,7 @@ import { SUPPORTED_KINDS, type SupportedKind } from '../result.js';
 import { recallCheckouts, rememberCheckouts } from '../git/checkout-memory.js';
 import { discoverCheckout, repoRemotes, type DiscoverResult, type DiscoveryLook, type RemoteOfRepo, type SharedScans } from '../git/discover.js';
 import { checkDisk, requireSpace } from './disk.js';
-import { guessFromCache, lookAtTarget } from './target-look.js';
+import { guessFromCache, ignoreLook, lookAtTarget, type TargetLook } from './target-look.js';
 import { checkPlacement } from '../git/place.js';
 import type { PlacementPlan } from '../git/placement-decide.js';
 import { readPlacementState, type PlacementReads } from '../git/placement-read.js';
@@ -104,6 +104,8 @@ export interface PlanInput {
   sameHost: boolean;
   /** Both sides once the target is connected: the plan's work there waits for it, the source's does not. */
   sides: Promise<Sides>;
+  /** The target on the facts remembered of it, before its probe answers (see OpeningSides.earlyTarget). */
+  earlyTarget?: Promise<Side | null>;
   /** HERDR_PANE_ID of the caller (refuse moving oneself without --self). */
   callerPane: string | undefined;
   /** A batch's searches for checkouts on the target, shared by its agents. */
@@ -202,7 +204,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     return { proc, cwd, ...(await findSession(source, adapter, agent, opts, sourceCtx, cwd, agentStarted, sourceIntegration)) };
   })();
   sessionChain.catch(() => undefined);
-  const look = Promise.all([target, sourceRepo.catch(() => null), sessionChain.catch(() => null)]).then(([t, repo, found]) => {
+  const lookAt = (t: Side): Promise<TargetLook> => Promise.all([sourceRepo.catch(() => null), sessionChain.catch(() => null)]).then(([repo, found]) => {
     const remotes = repo?.remotes ?? [];
     // The checkouts this machine found there last time are checked in the look; without them the
     // target's cache and config are read there instead.
@@ -230,6 +232,17 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
       timeoutMs: opts.timeoutS * 1000,
     });
   });
+  // The look goes out on the facts remembered of the target when there are some, beside its
+  // login probe; it stands when the probe agrees (the early side is then the target), else it
+  // is asked again.
+  const look = (async () => {
+    const early = await (input.earlyTarget ?? Promise.resolve(null)).catch(() => null);
+    const earlyLook = early ? lookAt(early) : null;
+    const t = await target;
+    if (earlyLook && t === early) return earlyLook;
+    earlyLook?.then(ignoreLook, () => undefined);
+    return lookAt(t);
+  })();
   look.catch(() => undefined);
   const integrations = (): Promise<IntegrationState[]> => look.then((l) => l.integrations).catch(() => [] as IntegrationState[]);
   const contexts = Promise.all([sourceCtxAsked, look.then((l) => l.ctx)]);

@@ -6,6 +6,7 @@
 import { HerdrClient } from '../herdr/client.js';
 import { connectHost } from '../host/connect.js';
 import type { Host, HostInfo } from '../host/host.js';
+import { recallHostFacts, rememberHostFacts, sameHostFacts } from './host-facts-memory.js';
 import type { SendOptions } from './options.js';
 
 export interface Side {
@@ -32,6 +33,13 @@ export interface OpeningSides {
   /** Same machine on both sides (known from the names, before connecting). */
   sameHost: boolean;
   source: Promise<Side>;
+  /**
+   * The target as soon as it is connected, with the facts remembered from last time in place of
+   * its login probe's (null: nothing remembered, or the same machine): for reads sent early. It
+   * is `sides`' target when the probe finds the same facts; otherwise the reads are to be redone
+   * on that one.
+   */
+  earlyTarget: Promise<Side | null>;
   sides: Promise<Sides>;
   /** Close whatever was opened, on every path (the source may be in use when the target fails). */
   close(): Promise<void>;
@@ -52,6 +60,13 @@ export function openSides(opts: SendOptions): OpeningSides {
   const sourceConn = connectHost(sourceSpec, timeouts);
   const targetConn = sameHost ? sourceConn : connectHost(targetSpec, timeouts);
   const source = sourceConn.then(async (host): Promise<Side> => ({ role: 'source', spec: sourceSpec, host, herdr: new HerdrClient(host, herdrTimeout), info: await host.info() }));
+  // This machine's facts are known at once: only another's are remembered.
+  const earlyTarget = sameHost
+    ? Promise.resolve(null)
+    : targetConn.then((host): Side | null => {
+        const remembered = host.isThisMachine ? null : recallHostFacts(host.address);
+        return remembered && { role: 'target', spec: targetSpec, host, herdr: new HerdrClient(host, herdrTimeout), info: remembered };
+      });
   const pending: Promise<unknown>[] = [];
   let closing: Promise<void> | null = null;
   const closeAll = (): Promise<void> =>
@@ -67,7 +82,13 @@ export function openSides(opts: SendOptions): OpeningSides {
     if (targetAsked.status === 'rejected') throw targetAsked.reason;
     const src = sourceAsked.value;
     const { host: targetHost, info: targetInfo } = targetAsked.value;
-    const target: Side = sameHost ? { ...src, role: 'target', spec: targetSpec } : { role: 'target', spec: targetSpec, host: targetHost, herdr: new HerdrClient(targetHost, herdrTimeout), info: targetInfo };
+    const early = await earlyTarget;
+    const target: Side = sameHost
+      ? { ...src, role: 'target', spec: targetSpec }
+      : early && sameHostFacts(early.info, targetInfo)
+        ? early
+        : { role: 'target', spec: targetSpec, host: targetHost, herdr: new HerdrClient(targetHost, herdrTimeout), info: targetInfo };
+    if (!sameHost && !targetHost.isThisMachine && target !== early) pending.push(rememberHostFacts(targetHost.address, targetInfo));
     return {
       source: src,
       target,
@@ -79,6 +100,7 @@ export function openSides(opts: SendOptions): OpeningSides {
     };
   })();
   source.catch(() => undefined);
+  earlyTarget.catch(() => undefined);
   sides.catch(() => undefined);
-  return { sameHost, source, sides, close: closeAll };
+  return { sameHost, source, earlyTarget, sides, close: closeAll };
 }

@@ -48,8 +48,7 @@ export interface TargetLook {
 
 /** Ask the target everything the plan needs of it, in one program (the answers settle apart). */
 export async function lookAtTarget(side: Side, req: TargetLookRequest): Promise<TargetLook> {
-  const { host, herdr } = side;
-  const info = await host.info();
+  const { host, herdr, info } = side;
   const batch = new QuestionBatch();
   const probe = herdr.probeAnswered(batch.ask({ program: { argv: herdr.probeArgv() }, answer: (r) => r }));
   const integrations = batch.ask({ program: { argv: herdr.integrationStatusArgv() }, answer: (r) => herdr.integrationsOf(r) });
@@ -68,9 +67,17 @@ export async function lookAtTarget(side: Side, req: TargetLookRequest): Promise<
   // The home's real path is asked in this very look: the plain one stands in for it here.
   const dests = likely && req.sessionDests ? await req.sessionDests(sideCtxOf(info, info.home), likelyWorktrees(likely, req.likelyBranch)).catch(() => []) : [];
   const left = dests.length > 0 ? batch.ask({ program: { argv: readLeftArgv(ledger, dests) }, answer: (r) => ({ dir: ledger, states: new Map(leftStatesOf(host, ledger, dests, r).map((s, i) => [dests[i]!, s])) }) }) : null;
-  batch.send(host, { timeoutMs: req.timeoutMs });
+  // On the side's facts, which may be remembered ones the probe has not confirmed yet.
+  batch.send(host, { timeoutMs: req.timeoutMs, loginEnv: info.loginEnv });
   const ctx = homeReal.then((real) => sideCtxOf(info, real));
   return { probe, integrations, ctx, space, discovery, guess, left };
+}
+
+/** A look whose answers are not wanted (asked on facts the probe did not confirm): its failures are nobody's. */
+export function ignoreLook(look: TargetLook): void {
+  const ignore = (): undefined => undefined;
+  for (const p of [look.probe, look.integrations, look.ctx, look.space, look.guess?.read, look.left]) p?.catch(ignore);
+  if (look.discovery) for (const p of [look.discovery.remembered?.checkouts, look.discovery.cache, look.discovery.config]) p?.catch(ignore);
 }
 
 /** Where the work most likely lands in `checkout`: the checkout itself, or a new worktree of the branch beside it. */

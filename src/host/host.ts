@@ -12,6 +12,13 @@ export interface RunOptions {
   cwd?: string;
   /** Added to the host's login environment (see `HostInfo.loginEnv`); these win. */
   env?: Record<string, string>;
+  /**
+   * The login environment the caller takes the host to have, used in place of the one the host
+   * learns (over ssh the program then does not wait for the login probe). For programs that only
+   * read, sent before the host's facts are known; the caller keeps their answers only when
+   * `info()` turns out to be what it took.
+   */
+  loginEnv?: Record<string, string>;
   /** Bytes for the program's stdin. Without it stdin is empty (EOF at once), never inherited. */
   stdin?: string | Buffer | Readable;
   /** When given, stdout is piped here instead of being collected; `RunResult.stdout` is then empty. */

@@ -63,7 +63,7 @@ export class LocalHost implements Host {
     const input = typeof opts.stdin === 'string' || Buffer.isBuffer(opts.stdin) ? opts.stdin : undefined;
     const sub = execa(file, args, {
       cwd: opts.cwd ?? info.home,
-      env: { ...info.loginEnv, ...opts.env },
+      env: { ...(opts.loginEnv ?? info.loginEnv), ...opts.env },
       extendEnv: true,
       reject: false,
       stripFinalNewline: false,

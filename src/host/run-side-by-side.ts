@@ -5,7 +5,7 @@
 // stderr come back whole and apart, framed by a random mark (text, as host.run gives it: the
 // runner then fits a command shell, where a byte-exact answer would need a channel of its own).
 import { randomBytes } from 'node:crypto';
-import type { Host, RunResult } from './host.js';
+import type { Host, RunOptions, RunResult } from './host.js';
 
 export interface SideProgram {
   argv: readonly string[];
@@ -71,10 +71,10 @@ export function parseSideBySide(stdout: string, mark: string, count: number, dur
  * trip); each one's result as `host.run` would give it (text). Rejects as `host.run` does (lost
  * connection, timeout), or when the runner itself fails (no temporary folder).
  */
-export async function runSideBySide(host: Host, programs: readonly SideProgram[], opts: { timeoutMs?: number } = {}): Promise<RunResult[]> {
+export async function runSideBySide(host: Host, programs: readonly SideProgram[], opts: Pick<RunOptions, 'timeoutMs' | 'loginEnv'> = {}): Promise<RunResult[]> {
   if (programs.length === 0) return [];
   const mark = `AHSIDE${randomBytes(12).toString('hex')}`;
-  const r = await host.run(sideBySideArgv(programs, mark), opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {});
+  const r = await host.run(sideBySideArgv(programs, mark), opts);
   if (r.exitCode !== 0) throw new Error(`the side-by-side runner failed on ${host.label} (exit ${r.exitCode}): ${r.stderr.trim().slice(-300)}`);
   // Each program's own duration is not measured: the runner's stands for all.
   return parseSideBySide(r.stdout, mark, programs.length, r.durationMs);
@@ -105,7 +105,7 @@ export class QuestionBatch {
   }
 
   /** Ask everything gathered so far, in one program on `host`. */
-  send(host: Host, opts: { timeoutMs?: number } = {}): void {
+  send(host: Host, opts: Pick<RunOptions, 'timeoutMs' | 'loginEnv'> = {}): void {
     this.sent = true;
     const ran = runSideBySide(host, this.asked.map((a) => a.q.program), opts);
     ran.catch(() => undefined);

@@ -163,9 +163,9 @@ export class SshHost implements Host {
 
   async run(argv: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
     if (!argv[0]) throw new HostError('bad_command', 'Empty command line.');
-    const info = await this.info();
+    const baseEnv = opts.loginEnv ?? (await this.info()).loginEnv;
     const started = Date.now();
-    const r = await this.exec.header({ argv, baseEnv: info.loginEnv, ...(opts.env ? { env: opts.env } : {}), ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}) }, {
+    const r = await this.exec.header({ argv, baseEnv, ...(opts.env ? { env: opts.env } : {}), ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}) }, {
       ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
       ...(opts.stdout ? { stdout: opts.stdout } : {}),
       timeoutMs: opts.timeoutMs ?? this.commandTimeoutMs,

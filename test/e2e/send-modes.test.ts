@@ -568,4 +568,28 @@ describe('send --dry-run', () => {
     expect(fs.existsSync(vegaSessions)).toBe(false);
     expect((await agentNamed(laptop, name))?.pane_id).toBe(agent.pane);
   }, 90_000);
+
+  it('asks the look again when the target is no longer what was remembered of it', async () => {
+    const p = makeProject(world, 'modes-dry-facts');
+    gitAs(laptop, p.laptop, ['checkout', '-q', '-b', 'feature-facts']);
+    const name = `facts-${suffix()}`;
+    await startIdle(laptop, 'pi', p.laptop, name);
+    const first = await send([name, 'vega', '--dry-run']);
+    expectOk(first);
+    // What the first run learned of vega (its login probe's facts), kept for the next run's early look.
+    const file = path.join(laptop.home, '.local', 'state', 'agent-handoff', 'hosts.json');
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    const learned = JSON.parse(fs.readFileSync(file, 'utf8')) as { hosts: Record<string, { home: string; loginEnv: Record<string, string> }> };
+    const [address, facts] = Object.entries(learned.hosts).find(([, f]) => f.home === vega.home)!;
+
+    // Remembered facts that no longer hold (another home): an early look on them would place
+    // the session under it.
+    const stale = { ...facts, loginEnv: { ...facts.loginEnv, HOME: '/tmp' }, home: '/tmp' };
+    writeAs(laptop, file, JSON.stringify({ version: 1, hosts: { ...learned.hosts, [address]: stale } }));
+    const again = await send([name, 'vega', '--dry-run']);
+    expectOk(again);
+    expect({ ...again.json.plan, id: null }).toEqual({ ...first.json.plan, id: null });
+    // And the facts the probe found replace the stale ones.
+    expect((JSON.parse(fs.readFileSync(file, 'utf8')) as typeof learned).hosts[address]).toEqual(facts);
+  }, 90_000);
 });
