@@ -157,8 +157,11 @@ export async function startAgent(herdr: HerdrClient, req: StartRequest): Promise
   };
   await onScreen(req.classify(await firstScreen(herdr, paneId, typed, Math.min(FIRST_SCREEN_MS, req.timeoutMs))));
 
-  // Alive? An agent that exits right after starting drops out of herdr's list.
-  await sleep(300);
+  // Alive? An agent that exits right after starting drops out of herdr's list. One that herdr
+  // found interactive (its rule: running ≥ 3 s, or it exits first) is past that moment; one
+  // stopped at a screen, answered just now or not ready in time gets a moment to exit first.
+  const pastStart = started?.agent.interactive_ready === true && started.agent.agent_status !== 'blocked' && trust !== 'answered';
+  if (!pastStart) await sleep(300);
   let live = (await herdr.agentList()).find((a) => a.pane_id === paneId);
   if (!live) {
     const last = await herdr.read(paneId, { source: 'recent', lines: 40 }).catch(() => '');
