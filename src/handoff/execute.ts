@@ -1,10 +1,10 @@
 // Execute the plans of one checkout's agents (a single send is a checkout of one): wait for them
 // to be idle; quit them, with the lead plan's snapshot sent and placed on the target meanwhile;
 // snapshot again (other work is sent and placed instead); then each agent on its own, side by
-// side: its session copy, its start on the target and the checks; last the stash at the source,
-// once, when every agent of the checkout moved. Every step is journaled before it acts and after
-// it completes, in the journal of each agent it concerns; anything that changes the target is
-// recorded so a failure (or `recover`) can undo it exactly. Each agent fails alone: it is rolled
+// side: its session copy (its pane made meanwhile), its start on the target and the checks; last
+// the stash at the source, once, when every agent of the checkout moved. Every step is journaled
+// before it acts and after it completes, in the journal of each agent it concerns; anything that
+// changes the target is recorded so a failure (or `recover`) can undo it exactly. Each agent fails alone: it is rolled
 // back and restarted at the source, the others stay moved; the work's move is undone only when no
 // agent of the checkout stays moved.
 import os from 'node:os';
@@ -26,7 +26,7 @@ import type { Sides } from './sides.js';
 import type { HookTrustOutcome } from '../../adapters/hook-trust.js';
 import type { StartResult } from './start.js';
 import { allJournals, Member, ownRecords, sharedRecords } from './member.js';
-import { copySession, earlyReads, integrationInstaller, sessionFor, startOnTarget, TargetDesk, type SessionCopied, type Started } from './member-steps.js';
+import { copySession, earlyReads, integrationInstaller, seatAgent, sessionFor, startOnTarget, TargetDesk, type SessionCopied, type Started } from './member-steps.js';
 import { sendAndPlace, type Moved } from './send-and-place.js';
 
 export interface ExecuteResult {
@@ -207,6 +207,14 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
     return members.map((m) => outcomes.get(m)!);
   }
   const { placement } = work;
+  // Each agent's pane and name on the target, made while its session copy finishes (a rollback
+  // waits for them: the pane is then recorded, and closed).
+  const seats = new Map(
+    gone.map(({ member: m }) => {
+      const seat = seatAgent(m, sides, placement, batch.desk);
+      return [m, { pane: besides(seat.pane), name: besides(seat.name) }] as const;
+    }),
+  );
   // Built while the agents start on the target, used at the end: the stash commit costs a dozen
   // local git runs that would otherwise come after the target is verified.
   const preparedStash = opts.keepSourceChanges ? undefined : besides(prepareStash(source.host, snap, lead.id, target.host.label));
@@ -217,7 +225,7 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
         // Each agent's cwd in the worktree: its own place in the repository.
         const session = await sessionFor(m, sides, copying, placement.worktree, markerWritten);
         const mine = { ...snap, relativeCwd: m.plan.snapshot.relativeCwd };
-        const s = await startOnTarget(m, sides, { snap: mine, worktree: placement.worktree, repo: placement.repo, session, early: early.get(m)!, integration: batch.integration, desk: batch.desk }, besides);
+        const s = await startOnTarget(m, sides, { snap: mine, worktree: placement.worktree, session, early: early.get(m)!, integration: batch.integration, seat: seats.get(m)! }, besides);
         // Written while the agent started; without it the agent does not count as moved (see copySession).
         await session.leftRecorded;
         started.set(m, { quit, session, started: s });

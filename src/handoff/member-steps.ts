@@ -14,7 +14,7 @@ import type { Member } from './member.js';
 import { cwdIn } from './plan.js';
 import { copySessionUnit } from './session-copy.js';
 import type { Sides } from './sides.js';
-import { startAgent, toAgentName, uniqueAgentName, type StartResult } from './start.js';
+import { openPane, startAgent, toAgentName, uniqueAgentName, type AgentPane, type StartResult } from './start.js';
 import { checkTargetFiles, verify } from './verify.js';
 
 /** The temp-name tag copySessionUnit gives the session copy (src/handoff/session-copy.ts). */
@@ -126,6 +126,51 @@ export class TargetDesk {
   }
 }
 
+/** Where an agent starts on the target: its pane and its name there, made while its session is copied. */
+export interface Seat {
+  pane: Promise<AgentPane>;
+  name: Promise<string>;
+}
+
+/**
+ * Make the agent's pane in the worktree where its work landed (in a workspace of its own, or
+ * beside the pane of an agent that shared its source workspace) and choose its name among the
+ * target's agents: both while its session is copied, so the start begins the moment it is there.
+ */
+export function seatAgent(m: Member, sides: Sides, placed: { worktree: string; repo: string }, desk: TargetDesk): Seat {
+  const { plan } = m;
+  const { target } = sides;
+  const { agent, opts } = plan;
+  const repoName = placed.repo.split('/').pop() ?? 'repo';
+  const preferred = opts.name ?? agent.name ?? `${repoName}-${plan.kind}`;
+  // The source agent still holds its name on the same herdr (--here), or another agent of the
+  // batch took it a moment ago: pick another.
+  const name = target.herdr.agentList().then((listed) => {
+    const now = listed.map((a) => a.name).filter((n): n is string => !!n);
+    const chosen = uniqueAgentName(toAgentName(preferred), new Set([...now, ...desk.taken]));
+    desk.taken.add(chosen);
+    return chosen;
+  });
+  name.catch(() => undefined);
+  const seat = desk.seat(agent.workspace_id);
+  const worktreeName = placed.worktree.split('/').pop() ?? repoName;
+  const cwd = cwdIn(placed.worktree, plan.snapshot.relativeCwd);
+  const label = `${worktreeName} (${plan.kind})`;
+  m.record({ kind: 'pane_intent', cwd, label, split: seat.beside !== null });
+  const pane = openPane(target.herdr, {
+    ...(seat.beside ? { beside: seat.beside } : {}),
+    cwd,
+    label,
+    focus: opts.focus,
+    onWorkspace: (workspace, pane) => {
+      m.record({ kind: 'workspace', workspace, pane });
+      seat.opened({ workspace, pane });
+    },
+  }).finally(() => seat.opened(null));
+  pane.catch(() => undefined);
+  return { pane, name };
+}
+
 export interface Started {
   integrationInstalled: boolean;
   hookTrust: HookTrustOutcome | null;
@@ -141,12 +186,12 @@ export interface Started {
 export async function startOnTarget(
   m: Member,
   sides: Sides,
-  at: { snap: Snapshot; worktree: string; repo: string; session: SessionCopied; early: EarlyReads; integration: (m: Member) => Promise<boolean>; desk: TargetDesk },
+  at: { snap: Snapshot; worktree: string; session: SessionCopied; early: EarlyReads; integration: (m: Member) => Promise<boolean>; seat: Seat },
   besides: <T>(p: Promise<T>) => Promise<T>,
 ): Promise<Started> {
   const { plan } = m;
   const { source, target } = sides;
-  const { adapter, agent, opts } = plan;
+  const { adapter, opts } = plan;
   const targetCwd = cwdIn(at.worktree, at.snap.relativeCwd);
   // The target's files are checked while the agent starts there (the check reads git and the
   // session files only); its answer is awaited by the verify step, after the start.
@@ -172,37 +217,17 @@ export async function startOnTarget(
         )
       : null;
   const startedMs = Date.now();
-  const seat = at.desk.seat(agent.workspace_id);
-  const start = await m.steps.run('start', m.says(`starting ${plan.kind} on ${target.host.label}`), async () => {
-    const repoName = at.repo.split('/').pop() ?? 'repo';
-    const preferred = opts.name ?? agent.name ?? `${repoName}-${plan.kind}`;
-    // The target's agents are listed while the pane is made. The source agent still holds its
-    // name on the same herdr (--here), or another agent of the batch took it a moment ago: pick another.
-    const name = target.herdr.agentList().then((listed) => {
-      const now = listed.map((a) => a.name).filter((n): n is string => !!n);
-      const chosen = uniqueAgentName(toAgentName(preferred), new Set([...now, ...at.desk.taken]));
-      at.desk.taken.add(chosen);
-      return chosen;
-    });
-    name.catch(() => undefined);
-    const worktreeName = at.worktree.split('/').pop() ?? repoName;
-    return startAgent(target.herdr, {
-      ...(seat.beside ? { beside: seat.beside } : {}),
-      cwd: targetCwd,
-      label: `${worktreeName} (${plan.kind})`,
-      focus: opts.focus,
-      name,
+  const start = await m.steps.run('start', m.says(`starting ${plan.kind} on ${target.host.label}`), async () =>
+    startAgent(target.herdr, {
+      pane: await at.seat.pane,
+      name: at.seat.name,
       kind: adapter.herdrKind,
       args: adapter.resumeArgv(at.session.sessionPlacement.handle, opts.agentArgs).slice(1),
       trust: opts.trust,
       classify: adapter.classifyScreen,
       timeoutMs: Math.max(30_000, opts.timeoutS * 1000),
-      onWorkspace: (workspace, pane) => {
-        m.record({ kind: 'workspace', workspace, pane });
-        seat.opened({ workspace, pane });
-      },
-    });
-  }).finally(() => seat.opened(null));
+    }),
+  );
   const verified = await m.steps.run('verify', m.says('verifying the target'), async () => verify(plan, sides, start, filesChecked));
   return { integrationInstalled, hookTrust: hookTrusted, start, verified, startedMs };
 }

@@ -45,6 +45,11 @@ export const HandoffRecord = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('integration'), target: z.string() }),
   /** Journaled before it is written: the trust of herdr's hook on the target (adapters/hook-trust.ts), undone line for line. */
   z.object({ kind: z.literal('hook_trust'), agentKind: z.string(), file: z.string(), lines: z.array(z.string()), tag: z.string() }),
+  /**
+   * Journaled before herdr is asked for the agent's pane: one made but not yet recorded (the
+   * controller died meanwhile) is found by its folder and label, and closed.
+   */
+  z.object({ kind: z.literal('pane_intent'), cwd: z.string(), label: z.string(), split: z.boolean() }),
   z.object({ kind: z.literal('workspace'), workspace: z.string(), pane: z.string() }),
   z.object({ kind: z.literal('agent'), name: z.string(), pane: z.string() }),
   z.object({ kind: z.literal('marker'), path: z.string() }),

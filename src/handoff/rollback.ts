@@ -77,7 +77,14 @@ export function toUndo(records: readonly HandoffRecord[]): HandoffRecord[] {
     placement: { recorded: false, undone: false },
     session_copy: { recorded: false, undone: false },
   };
+  // A pane intent stands in for its workspace record only when that record was never written.
+  let paneRecorded = false;
   for (const rec of [...records].reverse()) {
+    if (rec.kind === 'workspace' || rec.kind === 'pane_intent') {
+      if (rec.kind === 'workspace' || !paneRecorded) out.push(rec);
+      paneRecorded = rec.kind === 'workspace';
+      continue;
+    }
     const what = rec.kind === 'placement' || rec.kind === 'placement_intent' ? 'placement' : rec.kind === 'session_copy' || rec.kind === 'session_intent' ? 'session_copy' : null;
     if (rec.kind === 'undone') {
       state[rec.what].undone = true;
@@ -99,6 +106,22 @@ export function toUndo(records: readonly HandoffRecord[]): HandoffRecord[] {
     }
   }
   return out;
+}
+
+/** The panes a pane intent may have left (see the pane_intent record), each with how to close it. */
+async function unrecordedPanes(herdr: HerdrClient, intent: Extract<HandoffRecord, { kind: 'pane_intent' }>): Promise<{ what: string; run: () => Promise<void> }[]> {
+  const [panes, workspaces] = await Promise.all([herdr.paneList(), herdr.workspaceList()]);
+  const gone = (err: unknown) => {
+    if (err instanceof HerdrError && (err.herdrCode === 'workspace_not_found' || err.herdrCode === 'pane_not_found')) return;
+    throw err;
+  };
+  return panes
+    .filter((p) => !p.agent && (p.cwd === intent.cwd || p.foreground_cwd === intent.cwd))
+    .flatMap((p) => {
+      const ws = workspaces.find((w) => w.workspace_id === p.workspace_id);
+      if (ws && ws.label === intent.label && ws.pane_count === 1) return [{ what: `workspace ${ws.workspace_id}`, run: () => herdr.workspaceClose(ws.workspace_id).catch(gone) }];
+      return intent.split ? [{ what: `pane ${p.pane_id} of workspace ${p.workspace_id}`, run: () => herdr.paneClose(p.pane_id).catch(gone) }] : [];
+    });
 }
 
 export async function rollback(sides: RollbackSides, records: HandoffRecord[], opts: RollbackOptions): Promise<RollbackReport> {
@@ -129,6 +152,13 @@ export async function rollback(sides: RollbackSides, records: HandoffRecord[], o
         else await attempt(`closed workspace ${rec.workspace} on ${sides.target.host.label}`, () => sides.target.herdr.workspaceClose(rec.workspace).catch(gone));
         break;
       }
+      case 'pane_intent':
+        // The pane was asked for and never recorded: the one herdr made is in that folder,
+        // labelled so, with no agent in it yet.
+        for (const close of await unrecordedPanes(sides.target.herdr, rec)) {
+          await attempt(`closed ${close.what} on ${sides.target.host.label}`, close.run);
+        }
+        break;
       case 'session_copy':
         await attempt(`removed the session files written on ${sides.target.host.label}`, () => undoCopy(sides.target.host, rec.record));
         break;

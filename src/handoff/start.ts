@@ -5,6 +5,7 @@ import { HerdrError } from '../herdr/herdr-error.js';
 import type { HerdrClient } from '../herdr/client.js';
 import type { AgentInfo } from '../herdr/schemas.js';
 import { sleep } from '../sleep.js';
+import { failInjected } from './test-hooks.js';
 import { answerTrust, screenTail, type ScreenClassifier, type ScreenReading, type TrustAnswer, type WaitingScreen } from './screens.js';
 
 const NAME_RULE = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -33,19 +34,12 @@ export function uniqueAgentName(preferred: string, taken: ReadonlySet<string>): 
   }
 }
 
-export interface StartRequest {
+/** Where an agent is to start: a pane in the target cwd, in a workspace of its own or beside another's. */
+export interface PaneRequest {
   cwd: string;
   label: string;
   focus: boolean;
-  /** The agent's name, chosen while its pane is made (it needs a look at the target's agents). */
-  name: Promise<string>;
-  kind: string;
-  /** The resume argv without the program (herdr types the kind's executable). */
-  args: string[];
-  trust: boolean;
-  classify: ScreenClassifier;
-  timeoutMs: number;
-  /** Called as soon as the workspace exists, so a failure later can close it. */
+  /** Called as soon as the workspace (or pane) exists, so a failure later can close it. */
   onWorkspace: (workspaceId: string, paneId: string) => void;
   /**
    * A pane of a workspace opened moments ago for another agent of the same source workspace (a
@@ -54,15 +48,34 @@ export interface StartRequest {
   beside?: Promise<{ workspace: string; pane: string } | null>;
 }
 
+/** A pane on the target for an agent to start in (see PaneRequest). */
+export interface AgentPane {
+  workspace: string;
+  pane: string;
+}
+
+export interface StartRequest {
+  /** The pane made for it (see openPane). */
+  pane: AgentPane;
+  /** The agent's name, chosen while its pane was made (it needs a look at the target's agents). */
+  name: Promise<string>;
+  kind: string;
+  /** The resume argv without the program (herdr types the kind's executable). */
+  args: string[];
+  trust: boolean;
+  classify: ScreenClassifier;
+  timeoutMs: number;
+}
+
 /** Where the agent starts: a pane split beside another agent's when asked and possible, else a new workspace. */
-async function paneFor(herdr: HerdrClient, req: StartRequest): Promise<{ workspace: string; pane: string }> {
+/** Make the agent's pane (its folder must exist: herdr opens a missing one in the home). */
+export async function openPane(herdr: HerdrClient, req: PaneRequest): Promise<AgentPane> {
+  failInjected('start:workspace');
   const anchor = await req.beside?.catch(() => null);
-  if (anchor) {
-    const split = await herdr.paneSplit(anchor.pane, { cwd: req.cwd, focus: false }).catch(() => null);
-    if (split) return { workspace: split.workspace_id, pane: split.pane_id };
-  }
-  const { workspace, paneId } = await herdr.workspaceCreate({ cwd: req.cwd, label: req.label, focus: req.focus });
-  return { workspace: workspace.workspace_id, pane: paneId };
+  const split = anchor ? await herdr.paneSplit(anchor.pane, { cwd: req.cwd, focus: false }).catch(() => null) : null;
+  const made = split ? { workspace: split.workspace_id, pane: split.pane_id } : await herdr.workspaceCreate({ cwd: req.cwd, label: req.label, focus: req.focus }).then((w) => ({ workspace: w.workspace.workspace_id, pane: w.paneId }));
+  req.onWorkspace(made.workspace, made.pane);
+  return made;
 }
 
 export interface StartResult {
@@ -129,8 +142,7 @@ async function firstScreen(herdr: HerdrClient, pane: string, typed: readonly str
 }
 
 export async function startAgent(herdr: HerdrClient, req: StartRequest): Promise<StartResult> {
-  const { workspace: workspaceId, pane: paneId } = await paneFor(herdr, req);
-  req.onWorkspace(workspaceId, paneId);
+  const { workspace: workspaceId, pane: paneId } = req.pane;
   const name = await req.name;
   const started = await startWithRetry(herdr, req, name, paneId);
   const typed = started?.argv.length ? started.argv : [req.kind, ...req.args];

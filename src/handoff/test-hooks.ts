@@ -35,7 +35,9 @@ export function armTimedKill(step: string): void {
 /**
  * AGENT_HANDOFF_TEST_FAIL_AT=<step>: the step fails as it begins, as if its work had failed —
  * for the steps whose real failures the test world cannot provoke cleanly (integration, verify,
- * stash). Everything done before must then be undone and the agent restarted at the source.
+ * stash); `start:workspace`: herdr is not given the workspace (or pane) for the agent to start
+ * in (real herdr makes one for any folder). Everything done before must then be undone and the
+ * agent restarted at the source.
  */
 export function failInjected(step: string): void {
   if (process.env.AGENT_HANDOFF_TEST_FAIL_AT === step) {

@@ -4,14 +4,16 @@
 // Reads (agent list/get, pane get/process-info/read) and keystrokes (send-text/send-keys) go
 // straight to the server's API socket once a probe found it — the CLI's probe, or a ping where
 // the CLI would look (see socket-path.ts) — and fall back to the CLI on socket trouble: for
-// keystrokes only when nothing was sent. Agent start goes to the socket too (see agentStart);
-// workspaces, agent wait, pane run and integrations stay on the CLI.
+// keystrokes, new workspaces and panes only when nothing was sent. Agent start goes to the socket
+// too (see agentStart); workspace list and close, agent wait, pane run and integrations stay on
+// the CLI.
 import type { Host, RunResult } from '../host/host.js';
 import {
   AgentInfoResult,
   AgentListResult,
   AgentStartedResult,
   PaneInfoResult,
+  PaneListResult,
   PaneReadResult,
   ProcessInfoResult,
   WorkspaceCreatedResult,
@@ -211,13 +213,15 @@ export class HerdrClient {
     if (opts.label) args.push('--label', opts.label);
     for (const [k, v] of Object.entries(opts.env ?? {})) args.push('--env', `${k}=${v}`);
     args.push(opts.focus ? '--focus' : '--no-focus');
-    const r = await this.cli.json(args, WorkspaceCreatedResult);
+    const params = { cwd: opts.cwd, ...(opts.label ? { label: opts.label } : {}), ...(opts.env ? { env: opts.env } : {}), focus: opts.focus ?? false };
+    const r = (await this.socket.change('workspace.create', params, WorkspaceCreatedResult, 'workspace create')) ?? (await this.cli.json(args, WorkspaceCreatedResult));
     return { workspace: r.result.workspace, paneId: r.result.root_pane.pane_id };
   }
 
   /** A new pane beside `pane`, in its workspace, starting in `cwd` (`pane split`). */
   async paneSplit(pane: string, opts: { cwd: string; focus?: boolean }): Promise<PaneInfo> {
-    const r = await this.cli.json(['pane', 'split', pane, '--direction', 'right', '--cwd', opts.cwd, opts.focus ? '--focus' : '--no-focus'], PaneInfoResult);
+    const params = { target_pane_id: pane, direction: 'right', cwd: opts.cwd, focus: opts.focus ?? false };
+    const r = (await this.socket.change('pane.split', params, PaneInfoResult, 'pane split')) ?? (await this.cli.json(['pane', 'split', pane, '--direction', 'right', '--cwd', opts.cwd, opts.focus ? '--focus' : '--no-focus'], PaneInfoResult));
     return r.result.pane;
   }
 
@@ -225,6 +229,12 @@ export class HerdrClient {
     const args = ['pane', 'close', pane];
     const r = await this.raw(args);
     if (r.exitCode !== 0) this.cli.fail(r, args);
+  }
+
+  /** Every pane of the server (each with its folder, workspace and agent). */
+  async paneList(): Promise<PaneInfo[]> {
+    const r = (await this.socket.read('pane.list', {}, PaneListResult, 'pane list')) ?? (await this.cli.json(['pane', 'list'], PaneListResult));
+    return r.result.panes;
   }
 
   async workspaceList(): Promise<WorkspaceInfo[]> {

@@ -124,19 +124,20 @@ export class HerdrSocket {
   }
 
   /**
-   * An ok-only request that changes something (keys, text) on the socket. False — and the caller
-   * runs the CLI — only when nothing was sent (no socket known, or no connection); once the
-   * request may have reached the server it is never sent again: a lost answer is an error.
-   * A fresh connection each time, never the spare (which the server may have closed).
+   * A request that changes something (keys, text, a workspace) on the socket, its answer parsed
+   * like the CLI's output. Null — and the caller runs the CLI — only when nothing was sent (no
+   * socket known, or no connection); once the request may have reached the server it is never
+   * sent again: a lost answer is an error. A fresh connection each time, never the spare (which
+   * the server may have closed: a request written there might or might not have been read).
    */
-  async write(method: string, params: Record<string, unknown>, what: string): Promise<boolean> {
+  async change<S extends z.ZodTypeAny>(method: string, params: Record<string, unknown>, schema: S, what: string): Promise<z.infer<S> | null> {
     const socket = this.socket;
-    if (!socket) return false;
+    if (!socket) return null;
     let connection: Duplex;
     try {
       connection = await this.host.connectSocket(socket);
     } catch {
-      return false;
+      return null;
     }
     let parsed: unknown;
     try {
@@ -146,8 +147,14 @@ export class HerdrSocket {
     }
     const failed = ErrorEnvelope.safeParse(parsed);
     if (failed.success) throw envelopeError(failed.data.error, this.host.label);
-    if (!OkResult.safeParse(parsed).success) throw new HerdrError('herdr_bad_output', `herdr's ${what} answered with unexpected JSON.`, this.host.label);
-    return true;
+    const res = schema.safeParse(parsed);
+    if (!res.success) throw new HerdrError('herdr_bad_output', `herdr's ${what} answered with unexpected JSON: ${res.error.message.slice(0, 300)}`, this.host.label);
+    return res.data;
+  }
+
+  /** An ok-only change (see change): false when nothing was sent. */
+  async write(method: string, params: Record<string, unknown>, what: string): Promise<boolean> {
+    return (await this.change(method, params, OkResult, what)) !== null;
   }
 
   /** One NDJSON request with this client's next id. */

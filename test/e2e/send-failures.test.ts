@@ -9,7 +9,6 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { gitAs, handoff, herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, withAgentControl, writeAs, type Project, type StartedAgent } from '../helpers/e2e.js';
-import { injectFault, readFaults } from '../world/herdr/testing.js';
 import { runAsSync, type World, type WorldUser } from '../world/machines.js';
 
 let world: World;
@@ -80,33 +79,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (!world) return;
-  dropOurFaults();
   for (const w of workspaces) await herdr(world, w.user, ['workspace', 'close', w.id]).catch(() => undefined);
 });
-
-function herdrConfig(user: WorldUser): string {
-  return path.join(user.home, '.config', 'herdr');
-}
-
-const faultsFile = () => path.join(herdrConfig(vega), 'herdr-sim-faults.json');
-const ourFaults: string[] = [];
-
-/** Make vega's herdr fail one `command` (specific to this test's agent, so no other test trips on it). */
-function injectOurs(command: string, code: string, message: string): void {
-  ourFaults.push(command);
-  injectFault(herdrConfig(vega), { command, code, message });
-  // The simulator runs as vega and counts the fault down in this file.
-  fs.chownSync(faultsFile(), vega.uid, vega.gid);
-}
-
-/** Remove our faults only (another test may have its own in the same file). */
-function dropOurFaults(): void {
-  if (!fs.existsSync(faultsFile())) return;
-  const left = readFaults(faultsFile()).filter((f) => !ourFaults.includes(f.command));
-  // None left: no file (see takeFault).
-  if (left.length === 0) fs.rmSync(faultsFile(), { force: true });
-  else fs.writeFileSync(faultsFile(), JSON.stringify(left));
-}
 
 async function agentList(user: WorldUser): Promise<AgentJson[]> {
   return ((await herdrOk(world, user, ['agent', 'list'])).result as { agents: AgentJson[] }).agents;
@@ -227,10 +201,10 @@ describe('send: a failing target step is undone and the agent restarted at the s
     expect(out.error).toContain(sessionFolder);
   }, 90_000);
 
-  it('start: herdr cannot create the workspace', async () => {
-    // Only our call fails (other tests may create workspaces on vega meanwhile).
-    injectOurs(`workspace create --cwd ${worktree}`, 'workspace_create_failed', 'injected: no room for a workspace');
-    await failsAt('start', /workspace_create_failed/, dropOurFaults);
+  it('start: herdr gives no workspace for the agent', async () => {
+    // Real herdr makes a workspace for any folder (one that is gone: in the home), and the
+    // request goes on its socket: the hook fails it where herdr is asked.
+    await failsAt('start', /injected_failure/, () => undefined, { AGENT_HANDOFF_TEST_FAIL_AT: 'start:workspace' });
   }, 90_000);
 
   it('start: herdr cannot start the agent (the pane never gets to a bare shell)', async () => {

@@ -82,6 +82,14 @@ describe('toUndo', () => {
     const workspace = HandoffRecord.parse({ kind: 'workspace', workspace: 'w1', pane: 'p1' });
     expect(names(toUndo([marker, refs, intent('/w1'), placement('/w1'), sessionIntent('/s1'), sessionCopy('/s1'), trust, workspace]))).toEqual(['workspace', 'hook trust /c/config.toml', 'session copy /s1', 'placement /w1', 'refs', 'marker']);
   });
+
+  it('closes the pane by its record, and by its intent only when the record was never written', () => {
+    const paneIntent = HandoffRecord.parse({ kind: 'pane_intent', cwd: '/w1', label: 'w1 (pi)', split: false });
+    const workspace = HandoffRecord.parse({ kind: 'workspace', workspace: 'w2', pane: 'w2:p1' });
+    expect(names(toUndo([marker, intent('/w1'), placement('/w1'), paneIntent, workspace]))).toEqual(['workspace', 'placement /w1', 'marker']);
+    expect(names(toUndo([marker, intent('/w1'), placement('/w1'), paneIntent]))).toEqual(['pane_intent', 'placement /w1', 'marker']);
+    expect(names(toUndo([marker, paneIntent, sessionIntent('/s1'), sessionCopy('/s1')]))).toEqual(['session copy /s1', 'pane_intent', 'marker']);
+  });
 });
 
 describe('rollback of a hook trust entry', () => {

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HerdrClient } from '../../src/herdr/client.js';
 import { HerdrError } from '../../src/herdr/herdr-error.js';
+import type { RunOptions, RunResult } from '../../src/host/host.js';
 import { LocalHost } from '../../src/host/local.js';
 import { startThrowaway, type Kind, type Throwaway } from './throwaway.js';
 
@@ -18,11 +19,21 @@ prompt();
 rl.on('line', (l) => { if (l === 'quit') process.exit(0); else prompt(); });
 `;
 
+/** A LocalHost that keeps the programs it ran (which herdr calls went to the CLI). */
+class CountingHost extends LocalHost {
+  readonly ran: string[][] = [];
+  override run(argv: readonly string[], opts?: RunOptions): Promise<RunResult> {
+    this.ran.push([...argv]);
+    return super.run(argv, opts);
+  }
+}
+
 const VERSION: Record<Kind, string> = { simulator: '0.8.0', real: '0.8.2' };
 
 describe.each<[Kind]>([['simulator'], ['real']])('herdr client against %s herdr', (kind) => {
   let h: Throwaway;
   let client: HerdrClient;
+  let host: CountingHost;
 
   async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, ms = 15_000): Promise<T> {
     const end = Date.now() + ms;
@@ -39,7 +50,8 @@ describe.each<[Kind]>([['simulator'], ['real']])('herdr client against %s herdr'
     fs.writeFileSync(path.join(h.binDir, 'pi'), FAKE_PI, { mode: 0o755 });
     // On the PATH as `herdr`, where the product looks for it.
     if (kind === 'real') fs.symlinkSync(h.bin, path.join(h.binDir, 'herdr'));
-    client = new HerdrClient(new LocalHost({ env: { ...h.env } }));
+    host = new CountingHost({ env: { ...h.env } });
+    client = new HerdrClient(host);
   });
 
   afterAll(async () => {
@@ -56,6 +68,12 @@ describe.each<[Kind]>([['simulator'], ['real']])('herdr client against %s herdr'
   it('creates a workspace, starts an agent in it, reads its screen, lists it, types to it', async () => {
     const { workspace, paneId } = await client.workspaceCreate({ cwd: h.dir, label: 'handoff', focus: false });
     expect(workspace.label).toBe('handoff'); // focused anyway: the first workspace is the only one
+    // A pane beside it, in the same workspace; both made on the socket, not by the CLI.
+    const split = await client.paneSplit(paneId, { cwd: h.dir });
+    expect(split.workspace_id).toBe(workspace.workspace_id);
+    expect(split.pane_id).not.toBe(paneId);
+    expect(host.ran.filter((argv) => argv.includes('workspace') || argv.includes('split'))).toEqual([]);
+    await client.paneClose(split.pane_id);
     await until('a prompt', async () => (await client.read(paneId)).includes('$'));
     const started = await client.agentStart('rev', 'pi', paneId, ['--model', 'a b'], 20_000);
     expect(started.argv).toEqual(['pi', '--model', 'a b']);
