@@ -164,6 +164,25 @@ describe('watchStart on a host', () => {
     expect(String(ended)).toMatch(/watch of a .* ended \(exit 0\)/);
   }, 30_000);
 
+  it('decodes its stream across chunks: a name cut inside a multibyte character arrives whole', async () => {
+    const name = 'réviseur-日本-🚀';
+    const cwd = '/home/vega/código/プロジェクト';
+    const agent = JSON.stringify({ id: 'cli:agent:get', result: { type: 'agent_info', agent: { ...JSON.parse(agentJson('idle', false)).result.agent, name, cwd } } });
+    // A host whose program answers one round, one byte per chunk (every character cut apart).
+    const host = new LocalHost();
+    host.run = async (argv, opts = {}) => {
+      const mark = argv[argv.length - 2]!;
+      const bytes = Buffer.from(`${mark} A 0\n${agent}\n\n${mark} P 0\n${processJson}\n\n${mark} .\n`, 'utf8');
+      for (const b of bytes) await new Promise<void>((resolve) => opts.stdout!.write(Buffer.from([b]), () => resolve()));
+      await new Promise((resolve) => (opts.stdin as NodeJS.ReadableStream).once('end', resolve).resume());
+      return { exitCode: 0, stdout: '', stderr: '', durationMs: 0 };
+    };
+    const watch = watchStart(host, new HerdrCli(host, 5000, '/nonexistent/herdr'), '/nonexistent/herdr', name, 'w1:p1', { pauseMs: 10, timeoutMs: 20_000 });
+    const round = await watch.next();
+    expect(round.agent).toMatchObject({ info: { name, cwd } });
+    watch.stop();
+  });
+
   it('a herdr that cannot run is an answer too (exit 127), which its caller judges', async () => {
     const host = new LocalHost();
     const cli = new HerdrCli(host, 5000, '/nonexistent/herdr');
