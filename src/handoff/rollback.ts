@@ -152,13 +152,16 @@ export async function rollback(sides: RollbackSides, records: HandoffRecord[], o
         else await attempt(`closed workspace ${rec.workspace} on ${sides.target.host.label}`, () => sides.target.herdr.workspaceClose(rec.workspace).catch(gone));
         break;
       }
-      case 'pane_intent':
+      case 'pane_intent': {
         // The pane was asked for and never recorded: the one herdr made is in that folder,
         // labelled so, with no agent in it yet.
-        for (const close of await unrecordedPanes(sides.target.herdr, rec)) {
-          await attempt(`closed ${close.what} on ${sides.target.host.label}`, close.run);
-        }
+        const panes = await unrecordedPanes(sides.target.herdr, rec).catch((err: unknown) => {
+          report.errors.push({ what: `closed the pane asked for in ${rec.cwd} on ${sides.target.host.label}`, error: err instanceof Error ? err.message : String(err) });
+          return [];
+        });
+        for (const close of panes) await attempt(`closed ${close.what} on ${sides.target.host.label}`, close.run);
         break;
+      }
       case 'session_copy':
         await attempt(`removed the session files written on ${sides.target.host.label}`, () => undoCopy(sides.target.host, rec.record));
         break;

@@ -46,6 +46,17 @@ describe('rollback of a pane intent', () => {
     for (const w of [users, elsewhere]) await herdr.workspaceClose(w.workspace.workspace_id);
   });
 
+  it('says so when herdr cannot be asked (the connection is gone), and undoes the rest', async () => {
+    const marker = path.join(dir('markers'), 'm.json');
+    fs.writeFileSync(marker, '{}');
+    const unreachable = { paneList: () => Promise.reject(new Error('connection lost')), workspaceList: () => Promise.reject(new Error('connection lost')) } as unknown as HerdrClient;
+    const records = [HandoffRecord.parse({ kind: 'marker', path: marker }), HandoffRecord.parse({ kind: 'pane_intent', cwd: dir('gone'), label: 'gone (pi)', split: false })];
+    const report = await rollback({ source: { host: herdr.host, herdr: unreachable }, target: { host: herdr.host, herdr: unreachable } }, records, { restart: false });
+    expect(report.errors).toEqual([{ what: `closed the pane asked for in ${path.join(h.dir, 'gone')} on local`, error: 'connection lost' }]);
+    expect(report.undone).toEqual([expect.stringContaining('marker')]);
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+
   it('closes a pane split beside another agent\'s, leaving that one; nothing when no pane was made', async () => {
     const first = dir('first');
     const second = dir('second');
