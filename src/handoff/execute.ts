@@ -4,9 +4,9 @@
 // side: its session copy (its pane made meanwhile), its start on the target and the checks; last
 // the stash at the source, once, when every agent of the checkout moved. Every step is journaled
 // before it acts and after it completes, in the journal of each agent it concerns; anything that
-// changes the target is recorded so a failure (or `recover`) can undo it exactly. Each agent fails alone: it is rolled
-// back and restarted at the source, the others stay moved; the work's move is undone only when no
-// agent of the checkout stays moved.
+// changes the target is recorded so a failure (or `recover`) can undo it exactly. Each agent
+// fails alone: it is rolled back and restarted at the source, the others stay moved; the work's
+// move is undone only when no agent of the checkout stays moved.
 import os from 'node:os';
 import { HandoffError } from '../errors.js';
 import { sameWork, snapshotAgain, type Snapshot } from '../git/snapshot.js';

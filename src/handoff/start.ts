@@ -67,8 +67,10 @@ export interface StartRequest {
   timeoutMs: number;
 }
 
-/** Where the agent starts: a pane split beside another agent's when asked and possible, else a new workspace. */
-/** Make the agent's pane (its folder must exist: herdr opens a missing one in the home). */
+/**
+ * Make the agent's pane: split beside another agent's when asked and possible, else a new
+ * workspace. Its folder must exist (herdr opens a missing one in the home).
+ */
 export async function openPane(herdr: HerdrClient, req: PaneRequest): Promise<AgentPane> {
   failInjected('start:workspace');
   const anchor = await req.beside?.catch(() => null);
