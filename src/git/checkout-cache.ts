@@ -96,6 +96,23 @@ export async function readCache(target: Host, file: string): Promise<Cache> {
   return parsed.success ? parsed.data : { version: 1, remotes: {} };
 }
 
+/**
+ * $1 the cache file, then JSON strings (quotes included) that must each appear in it: prints
+ * `yes` when all do, else `no` (no file, unreadable: `no`). Fixed strings, one `-e` each.
+ */
+export const CACHE_LISTS_SCRIPT = '[ -r "$1" ] || { echo no; exit 0; }; f=$1; shift; for s do grep -qF -e "$s" -- "$f" || { echo no; exit 0; }; done; echo yes';
+
+/**
+ * Whether the cache already lists these checkouts for this remote (as its JSON spells them),
+ * asked in a look so that keeping the cache current needs no read of the whole file.
+ */
+export function cacheListsQuestion(file: string, key: string, paths: readonly string[]): Question<boolean> {
+  return {
+    program: { argv: ['/bin/sh', '-c', CACHE_LISTS_SCRIPT, 'sh', file, JSON.stringify(key), ...paths.map((p) => JSON.stringify(p))] },
+    answer: (r) => r.exitCode === 0 && r.stdout.trim() === 'yes',
+  };
+}
+
 // The folder, a temporary file in it, then a rename over the cache: one program.
 const SAVE_SCRIPT = 'umask 077; mkdir -p -- "$1" && cat >"$2" && mv -f -- "$2" "$3" || { rm -f -- "$2"; exit 1; }';
 

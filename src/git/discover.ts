@@ -10,7 +10,7 @@ import path from 'node:path';
 import { HandoffError } from '../errors.js';
 import type { Host, HostInfo, RunResult } from '../host/host.js';
 import type { QuestionBatch } from '../host/run-side-by-side.js';
-import { cacheOf, CacheSchema, configDir, configDirOf, expandHome, jsonFileQuestion, readCache, saveCache, searchRoots, withEntry } from './checkout-cache.js';
+import { cacheListsQuestion, cacheOf, CacheSchema, configDir, configDirOf, expandHome, jsonFileQuestion, readCache, saveCache, searchRoots, withEntry } from './checkout-cache.js';
 import { git, splitNul } from './git.js';
 import { CHECK_LOOP, parseReport, REPORT, runScan, type FoundRepo, type SharedScans } from './checkout-scan.js';
 
@@ -201,7 +201,7 @@ async function checkedOf(target: Host, r: RunResult, keys: ReadonlySet<string>, 
 /** What discovery asked in the plan's look, beside the look's other questions (see discoveryLook). */
 export interface DiscoveryLook {
   /** The checkouts this machine remembers for the source's primary remote, checked and described. */
-  remembered: { key: string; branch: string | null; paths: string[]; checkouts: Promise<TargetCheckout[]> } | null;
+  remembered: { key: string; branch: string | null; paths: string[]; checkouts: Promise<TargetCheckout[]>; cacheLists: Promise<boolean> } | null;
   /** Without remembered checkouts: the target's cache and config as read (undefined: none). */
   cache: Promise<unknown> | null;
   config: Promise<unknown> | null;
@@ -217,7 +217,8 @@ export function discoveryLook(batch: QuestionBatch, target: Host, info: HostInfo
   const keys = new Set(remotes.map((r) => r.key).filter(Boolean));
   if (key && remembered.length > 0) {
     const checkouts = batch.ask({ program: { argv: ['sh', '-c', CHECK_AND_DESCRIBE_SCRIPT, 'sh', REPORT, ...remembered] }, answer: (r) => checkedOf(target, r, keys, branch) });
-    return { remembered: { key, branch, paths: [...remembered], checkouts }, cache: null, config: null };
+    const cacheLists = batch.ask(cacheListsQuestion(path.posix.join(configDirOf(info), 'repos.json'), key, remembered));
+    return { remembered: { key, branch, paths: [...remembered], checkouts, cacheLists }, cache: null, config: null };
   }
   const dir = configDirOf(info);
   return { remembered: null, cache: batch.ask(jsonFileQuestion(path.posix.join(dir, 'repos.json'))), config: batch.ask(jsonFileQuestion(path.posix.join(dir, 'config.json'))) };
@@ -248,8 +249,11 @@ async function fromRemembered(req: DiscoverRequest, primary: string, cacheFile: 
   const best = checkouts[0];
   if (!best) return null;
   const kept = checkouts.map((c) => c.path);
-  // Entries the cache has beyond these stay (they are checked when the cache is next used).
-  const saved = req.dryRun
+  // The look said whether the cache lists every remembered checkout already (so those kept
+  // too): then it is not read. Entries the cache has beyond these stay (they are checked when the
+  // cache is next used).
+  const alreadyListed = await pre.cacheLists.catch(() => false);
+  const saved = req.dryRun || alreadyListed
     ? NOTHING_TO_SAVE
     : readCache(target, cacheFile).then(
         (cache) => {

@@ -168,6 +168,16 @@ describe('discoverCheckout', () => {
     await res.saved;
     expect(JSON.parse(fs.readFileSync(w.cacheFile, 'utf8')).remotes[key].paths.sort()).toEqual(remembered.sort());
 
+    // Now the cache lists them (the look says so): it is not read again.
+    const reads: string[] = [];
+    const readFile = w.host.readFile.bind(w.host);
+    w.host.readFile = (file: string) => (reads.push(file), readFile(file));
+    const again = await discoverCheckout({ target: w.host, remotes, branch: 'feature', looked: await look(w.host, remotes, remembered) });
+    await again.saved;
+    expect(again).toMatchObject({ via: 'memory' });
+    expect(reads).toEqual([]);
+    w.host.readFile = readFile;
+
     // Remembered folders that no longer hold the repository: the cache answers as before.
     fs.rmSync(w.repos.team, { recursive: true });
     const fell = await discoverCheckout({ target: w.host, remotes, branch: 'feature', looked: await look(w.host, remotes, [w.repos.team]) });
