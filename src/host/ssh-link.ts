@@ -9,8 +9,16 @@ import type { Hop } from './ssh-connect.js';
 import type { SshError } from './ssh-errors.js';
 import { Slots } from './slots.js';
 
+/**
+ * Forwarded connections (herdr's socket) are not sessions: sshd's MaxSessions does not count
+ * them, so they do not wait for a session slot. Their own bound only keeps a runaway in check.
+ */
+const MAX_FORWARDS = 32;
+
 export class SshLink {
+  /** Session channels (exec, SFTP): below sshd's MaxSessions. */
   readonly slots: Slots;
+  private readonly forwards = new Slots(MAX_FORWARDS);
   readonly counts = { handshakes: 0, channels: 0, commands: 0, sftpRequests: 0 };
   /** Told once when the connection goes; each listener removes itself when its operation ends. */
   readonly onLost = new Set<(err: HostError) => void>();
@@ -71,10 +79,10 @@ export class SshLink {
     }
   }
 
-  /** A channel to a Unix socket on the remote (streamlocal forwarding; slot held until it closes). */
+  /** A channel to a Unix socket on the remote (streamlocal forwarding; a forward's slot held until it closes). */
   async openStreamLocal(p: string): Promise<ClientChannel> {
     if (this.lost) throw this.lost;
-    const release = await this.slots.acquire();
+    const release = await this.forwards.acquire();
     try {
       const ch = await new Promise<ClientChannel>((resolve, reject) => this.client.openssh_forwardOutStreamLocal(p, (err, c) => (err ? reject(err) : resolve(c))));
       this.counts.channels++;

@@ -233,13 +233,14 @@ function sshdConfig(dir: string, port: number, host: string, users: string[], ex
     'AuthorizedKeysFile .ssh/authorized_keys',
     'StrictModes no',
     'PermitRootLogin no',
+    // First: sshd takes a keyword's first value, so a test's own lines win over these defaults.
+    ...extra,
     `AllowUsers ${users.join(' ')}`,
     'Subsystem sftp internal-sftp',
     'LogLevel VERBOSE',
     'MaxSessions 50',
     'MaxStartups 50:30:100',
     'AllowTcpForwarding yes',
-    ...extra,
     '',
   ].join('\n');
 }
