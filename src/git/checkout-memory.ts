@@ -2,11 +2,10 @@
 // lets the check of the likely answer start the moment the target is connected, instead of after
 // the target's own cache (repos.json) has been read over the connection. Never trusted as it is:
 // the target checks the folders exactly as it checks its cache's entries.
-import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { stateDir } from '../handoff/journal.js';
-import { replacePrivateFile } from '../private-file.js';
+import { newestLast, readPrivateJson, replacePrivateFile } from '../private-file.js';
 
 const Memory = z.object({
   version: z.literal(1),
@@ -24,13 +23,7 @@ export function memoryFile(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 function load(file: string): Memory {
-  try {
-    const parsed = Memory.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
-    if (parsed.success) return parsed.data;
-  } catch {
-    // missing or unreadable: nothing remembered
-  }
-  return { version: 1, hosts: {} };
+  return readPrivateJson(file, Memory) ?? { version: 1, hosts: {} };
 }
 
 /** The checkouts remembered for this host and remote key (empty when none). */
@@ -45,16 +38,10 @@ export function recallCheckouts(hostLabel: string, remoteKey: string, file = mem
 export async function rememberCheckouts(hostLabel: string, remoteKey: string, paths: readonly string[], file = memoryFile()): Promise<void> {
   try {
     const memory = load(file);
-    const repos = { ...(memory.hosts[hostLabel] ?? {}) };
-    const before = repos[remoteKey];
+    const before = memory.hosts[hostLabel]?.[remoteKey];
     if (before && before.length === paths.length && before.every((p, i) => p === paths[i])) return;
-    // Re-inserted last: key order is the recency order the caps drop by.
-    delete repos[remoteKey];
-    if (paths.length > 0) repos[remoteKey] = [...paths];
-    const hosts = { ...memory.hosts };
-    delete hosts[hostLabel];
-    hosts[hostLabel] = Object.fromEntries(Object.entries(repos).slice(-MAX_REPOS_PER_HOST));
-    const next: Memory = { version: 1, hosts: Object.fromEntries(Object.entries(hosts).slice(-MAX_HOSTS)) };
+    const repos = newestLast(memory.hosts[hostLabel] ?? {}, remoteKey, paths.length > 0 ? [...paths] : undefined, MAX_REPOS_PER_HOST);
+    const next: Memory = { version: 1, hosts: newestLast(memory.hosts, hostLabel, repos, MAX_HOSTS) };
     await replacePrivateFile(file, JSON.stringify(next) + '\n');
   } catch {
     // a hint that could not be written

@@ -2,12 +2,11 @@
 // plan's look can be sent the moment the target is connected instead of after its login probe
 // (a login shell, some 3 round trips). Never trusted as it is: the look's answers are kept only
 // when the probe finds the same facts (see openSides), else the look is asked again.
-import fs from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { HostInfo } from '../host/host.js';
-import { replacePrivateFile } from '../private-file.js';
+import { newestLast, readPrivateJson, replacePrivateFile } from '../private-file.js';
 import { stateDir } from './journal.js';
 
 const HostInfoSchema = z.object({
@@ -35,13 +34,7 @@ export function hostFactsFile(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 function load(file: string): Memory {
-  try {
-    const parsed = Memory.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
-    if (parsed.success) return parsed.data;
-  } catch {
-    // missing or unreadable: nothing remembered
-  }
-  return { version: 1, hosts: {} };
+  return readPrivateJson(file, Memory) ?? { version: 1, hosts: {} };
 }
 
 /** The facts remembered for this host address (null when none). */
@@ -63,11 +56,7 @@ export async function rememberHostFacts(address: string, info: HostInfo, file = 
     const memory = load(file);
     const before = memory.hosts[address];
     if (before && sameHostFacts(before, info)) return;
-    const hosts = { ...memory.hosts };
-    // Re-inserted last: key order is the recency order the cap drops by.
-    delete hosts[address];
-    hosts[address] = HostInfoSchema.parse(info);
-    const next: Memory = { version: 1, hosts: Object.fromEntries(Object.entries(hosts).slice(-MAX_HOSTS)) };
+    const next: Memory = { version: 1, hosts: newestLast(memory.hosts, address, HostInfoSchema.parse(info), MAX_HOSTS) };
     await replacePrivateFile(file, JSON.stringify(next) + '\n');
   } catch {
     // a hint that could not be written

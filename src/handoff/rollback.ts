@@ -108,13 +108,15 @@ export function toUndo(records: readonly HandoffRecord[]): HandoffRecord[] {
   return out;
 }
 
+/** A close that found nothing to close (the pane or workspace is gone already) did its job. */
+function gone(err: unknown): void {
+  if (err instanceof HerdrError && (err.herdrCode === 'workspace_not_found' || err.herdrCode === 'pane_not_found')) return;
+  throw err;
+}
+
 /** The panes a pane intent may have left (see the pane_intent record), each with how to close it. */
 async function unrecordedPanes(herdr: HerdrClient, intent: Extract<HandoffRecord, { kind: 'pane_intent' }>): Promise<{ what: string; run: () => Promise<void> }[]> {
   const [panes, workspaces] = await Promise.all([herdr.paneList(), herdr.workspaceList()]);
-  const gone = (err: unknown) => {
-    if (err instanceof HerdrError && (err.herdrCode === 'workspace_not_found' || err.herdrCode === 'pane_not_found')) return;
-    throw err;
-  };
   return panes
     .filter((p) => !p.agent && (p.cwd === intent.cwd || p.foreground_cwd === intent.cwd))
     .flatMap((p) => {
@@ -144,10 +146,6 @@ export async function rollback(sides: RollbackSides, records: HandoffRecord[], o
           .agentList()
           .then((list) => list.some((a) => a.workspace_id === rec.workspace && a.pane_id !== rec.pane))
           .catch(() => false);
-        const gone = (err: unknown) => {
-          if (err instanceof HerdrError && (err.herdrCode === 'workspace_not_found' || err.herdrCode === 'pane_not_found')) return;
-          throw err;
-        };
         if (others) await attempt(`closed pane ${rec.pane} of workspace ${rec.workspace} on ${sides.target.host.label}`, () => sides.target.herdr.paneClose(rec.pane).catch(gone));
         else await attempt(`closed workspace ${rec.workspace} on ${sides.target.host.label}`, () => sides.target.herdr.workspaceClose(rec.workspace).catch(gone));
         break;
