@@ -29,8 +29,13 @@ export async function checkTargetFiles(plan: Plan, sides: Sides, snap: Snapshot,
   checks.push('target files equal the snapshot');
   if (copy.length > 0) throw new HandoffError('verify_failed', `Session files on ${target.host.label} do not start with what was written: ${copy.join(', ')}.`);
   if (leftovers.length > 0) throw new HandoffError('verify_failed', `Session files on ${target.host.label} still name the source repository ${plan.snapshot.repoRoot}: ${leftovers.join(', ')}.`);
-  checks.push(`${session.files.length} session files in place, hashes match, no source path left`);
+  checks.push(sessionFilesChecked(session.files.length));
   return checks;
+}
+
+/** The session check's line in `verified` (one file, or several). */
+export function sessionFilesChecked(count: number): string {
+  return `${count} session ${count === 1 ? 'file' : 'files'} in place, hashes match, no source path left`;
 }
 
 /**
