@@ -12,8 +12,24 @@
 // `v=$(printf '\101\012x'); v=${v%x}` (the trailing x keeps trailing newlines).
 import { HostError } from '../errors.js';
 
-/** The exec request string; identical for every login shell. */
+/** The exec request string for a header sent first on stdin; identical for every login shell. */
 export const EXEC_COMMAND = `exec /bin/sh -c 'IFS= read -r h && eval "$h"'`;
+
+/** Longest exec request that carries its header (one argument to the login shell; Linux caps one at 128 KiB). */
+const CARRYING_MAX = 32 * 1024;
+
+/**
+ * The exec request string that carries `header` itself, identical for every login shell, or
+ * null when it would be too long. The program then starts with the request, a round trip sooner
+ * than a header on stdin: sshd opens a session channel with an empty window and widens it only
+ * once the program runs. Only for headers without the login environment: a command line is
+ * visible to every user of the machine (ps), a process's environment is not.
+ */
+export function execCommandCarrying(header: string): string | null {
+  const format = printfOctalBytes(Buffer.from(header, 'utf8'), { anyShell: true });
+  const command = `exec /bin/sh -c 'eval "$(printf "$1")"' sh '${format}'`;
+  return command.length <= CARRYING_MAX ? command : null;
+}
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -39,15 +55,17 @@ export function printfOctal(value: string): string {
  * exactly. Printable ASCII stays as it is (what the header sends is mostly sh programs and JSON:
  * escaping all of it made it two to three times longer); escaped are the quote, backslash (`\\`),
  * percent (`%%`), line ends, other control bytes and bytes above 127 (the line is sent as UTF-8),
- * and a leading dash (bash's printf would take it for an option).
+ * and a leading dash (bash's printf would take it for an option). `anyShell`: for inside single
+ * quotes that any login shell parses, so also what fish reads there (a backslash: octal instead)
+ * and csh (`!`).
  */
-export function printfOctalBytes(bytes: Buffer): string {
+export function printfOctalBytes(bytes: Buffer, opts: { anyShell?: boolean } = {}): string {
   let out = '';
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i]!;
     if (byte === 0x25) out += '%%';
-    else if (byte === 0x5c) out += '\\\\';
-    else if (byte >= 0x20 && byte < 0x7f && byte !== 0x27 && !(i === 0 && byte === 0x2d)) out += String.fromCharCode(byte);
+    else if (byte === 0x5c && !opts.anyShell) out += '\\\\';
+    else if (byte >= 0x20 && byte < 0x7f && byte !== 0x27 && byte !== 0x5c && !(opts.anyShell && byte === 0x21) && !(i === 0 && byte === 0x2d)) out += String.fromCharCode(byte);
     else out += `\\${byte.toString(8).padStart(3, '0')}`;
   }
   return out;

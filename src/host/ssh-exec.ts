@@ -65,7 +65,8 @@ export class ExecRunner {
 
   /** Run a header on its own exec channel. */
   private async channel(header: string, o: ExecOptions): Promise<ExecOutcome> {
-    const ch = await this.link.openExec();
+    // Private: the header exports the login environment.
+    const ch = await this.link.openExec(header, { private: true });
     return new Promise<ExecOutcome>((resolve, reject) => {
       const out: Buffer[] = [];
       const errOut: Buffer[] = [];
@@ -117,7 +118,6 @@ export class ExecRunner {
         if (sink && !filter.found) sink.end();
         resolve({ exitCode: exitCode ?? signalExit(signal), stdout: Buffer.concat(out), stderr: Buffer.concat(errOut) });
       });
-      ch.write(`${header}\n`);
       const input = o.stdin;
       if (input === undefined) ch.end();
       else if (typeof input === 'string' || Buffer.isBuffer(input)) ch.end(input);

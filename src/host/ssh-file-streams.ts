@@ -44,10 +44,10 @@ export class FileStreams {
 
   async readStream(p: string, range?: ByteRange, opts: ReadOptions = {}): Promise<Readable> {
     const mark = this.exec.mark;
-    const ch = await this.link.openExec();
     const z = opts.compress ? this.compressor : '';
     const argv = range ? ['/bin/sh', '-c', READ_RANGE_SCRIPT, 'sh', p, mark, String(range.start + 1), range.length === undefined ? '' : String(range.length), z] : ['/bin/sh', '-c', READ_SCRIPT, 'sh', p, mark, z];
-    ch.end(`${buildHeader({ argv })}\n`);
+    const ch = await this.link.openExec(buildHeader({ argv }));
+    ch.end();
     return new Promise<Readable>((resolve, reject) => {
       const errOut: Buffer[] = [];
       let exitCode: number | undefined;
@@ -117,8 +117,7 @@ export class FileStreams {
   async writeStream(p: string, opts: WriteOptions = {}): Promise<{ stream: Writable; done: Promise<void> }> {
     const mark = this.exec.mark;
     const mode = (opts.mode ?? 0o600).toString(8);
-    const ch = await this.link.openExec();
-    ch.write(`${buildHeader({ argv: ['/bin/sh', '-c', WRITE_SCRIPT, 'sh', p, mode, mark, opts.compress ? this.compressor : ''] })}\n`);
+    const ch = await this.link.openExec(buildHeader({ argv: ['/bin/sh', '-c', WRITE_SCRIPT, 'sh', p, mode, mark, opts.compress ? this.compressor : ''] }));
     const errOut: Buffer[] = [];
     let exitCode: number | undefined;
     let ready = false;

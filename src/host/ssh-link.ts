@@ -4,7 +4,7 @@
 import type net from 'node:net';
 import type { Client, ClientChannel } from 'ssh2';
 import { HostError } from '../errors.js';
-import { EXEC_COMMAND } from './remote-command.js';
+import { EXEC_COMMAND, execCommandCarrying } from './remote-command.js';
 import type { Hop } from './ssh-connect.js';
 import type { SshError } from './ssh-errors.js';
 import { Slots } from './slots.js';
@@ -59,15 +59,21 @@ export class SshLink {
     this.socket.destroy();
   }
 
-  /** Open an exec channel running EXEC_COMMAND (slot held until the channel closes). */
-  async openExec(): Promise<ClientChannel> {
+  /**
+   * Open an exec channel running `header` (slot held until the channel closes). The header rides
+   * in the exec request, so the program starts a round trip sooner (see execCommandCarrying),
+   * unless it is `private` (it carries the login environment): then it goes first on stdin.
+   */
+  async openExec(header: string, opts: { private?: boolean } = {}): Promise<ClientChannel> {
     if (this.lost) throw this.lost;
     const release = await this.slots.acquire();
     try {
       if (this.lost) throw this.lost;
+      const carrying = opts.private ? null : execCommandCarrying(header);
       const ch = await new Promise<ClientChannel>((resolve, reject) => {
-        this.client.exec(EXEC_COMMAND, (err, channel) => (err ? reject(err) : resolve(channel)));
+        this.client.exec(carrying ?? EXEC_COMMAND, (err, channel) => (err ? reject(err) : resolve(channel)));
       });
+      if (!carrying) ch.write(`${header}\n`);
       this.counts.channels++;
       this.counts.commands++;
       ch.once('close', release);

@@ -10,8 +10,8 @@ import type { SshLink } from './ssh-link.js';
 /** `warn`: survivable trouble (the login shell failed or timed out; the bare PATH is used). */
 export async function probeLogin(link: SshLink, loginEnvTimeoutMs: number, warn: (warning: string) => void): Promise<HostInfo> {
   const probe = makeLoginProbe();
-  const ch = await link.openExec();
-  ch.end(`${probe.header}\n`);
+  const ch = await link.openExec(probe.header);
+  ch.end();
   const out: Buffer[] = [];
   let timedOut = false;
   await new Promise<void>((resolve, reject) => {

@@ -28,9 +28,8 @@ export class ShellPool {
     if (this.shells.length + this.opening >= MAX_SHELLS) return null;
     this.opening++;
     try {
-      const ch = await this.link.openExec();
+      const ch = await this.link.openExec(shellLoop(this.mark));
       this.link.counts.commands--; // the shell itself is not a command; its commands are counted
-      ch.write(`${shellLoop(this.mark)}\n`);
       // TERM, not KILL: sshd signals the whole group (the loop and its command), and the loop
       // then removes its private folder on its way out (a KILL left it there, with the last output).
       const shell = new CommandShell(ch, this.mark, this.link.label, (c) => killChannel(c, 'TERM'));

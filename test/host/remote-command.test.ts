@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildHeader, EXEC_COMMAND, printfOctal, printfOctalBytes, StartMarkFilter } from '../../src/host/remote-command.js';
+import { buildHeader, EXEC_COMMAND, execCommandCarrying, printfOctal, printfOctalBytes, StartMarkFilter } from '../../src/host/remote-command.js';
 import { POSIX_SHELLS } from '../helpers/posix-shells.js';
 import { hostileArgs } from './hostile-args.js';
 
@@ -61,6 +61,33 @@ describe('remote command encoding', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     });
   }
+
+  for (const shell of SHELLS) {
+    it(`runs a header carried in the exec request, hostile argv, env and cwd included, under ${path.basename(shell)}`, () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-carry-'));
+      // (The 100 kB argument is too long to be carried: such a header goes on stdin.)
+      const args = [...hostileArgs(dir).filter((a) => a.length < 10_000), 'a\\b\\\\c', "it's", '!!', '!$', '\\047', '%s%%%d', '\\', '-n'];
+      const env = { AH_X: 'a b\n$(x)\n!\\ \'' };
+      const command = execCommandCarrying(buildHeader({ argv: ['sh', '-c', 'printf "%s|%s|" "$AH_X" "$(pwd)"; printf "%s\\0" "$@"; cat', 'sh', ...args], env, cwd: dir }));
+      expect(command).not.toBeNull();
+      // Inside its single quotes only what every shell keeps: no quote, backslash-quote or double backslash, no `!`, no line end.
+      const quoted = command!.slice(command!.lastIndexOf(" '") + 2, -1);
+      expect(quoted).not.toMatch(/['!\n\r]|\\\\|\\[^0-7]/);
+      const r = spawnSync(shell, ['-c', command!], { input: 'stdin is the program\'s own\n', cwd: '/' });
+      expect(r.stderr.toString()).toBe('');
+      const [head, ...rest] = r.stdout.toString('utf8').split('\0');
+      expect(head).toBe(`${env.AH_X}|${fs.realpathSync(dir)}|${args[0]}`);
+      expect(rest.slice(0, -1)).toEqual(args.slice(1));
+      expect(rest.at(-1)).toBe("stdin is the program's own\n");
+      expect(fs.readdirSync(dir)).toEqual([]);
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+  }
+
+  it('carries a header only up to what one argument may hold', () => {
+    expect(execCommandCarrying(buildHeader({ argv: ['printf', 'x'.repeat(20_000)] }))).not.toBeNull();
+    expect(execCommandCarrying(buildHeader({ argv: ['printf', '\n'.repeat(20_000)] }))).toBeNull();
+  });
 
   it('drops what start-up files print before the start mark, even when the mark is split', () => {
     const f = new StartMarkFilter('AHGO1234');
