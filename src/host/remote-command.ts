@@ -40,9 +40,32 @@ function assertNoNul(value: string, what: string): void {
   if (value.includes('\0')) throw new HostError('bad_command', `${what} contains a NUL byte, which no program can receive.`);
 }
 
-/** POSIX sh single-quoted word (valid only when `value` has no newline). */
+/** POSIX sh single-quoted word (it may span lines; the header's one line needs `assign` for those). */
 function singleQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Characters a word may hold unquoted: sh gives none of them a meaning there, in an assignment neither. */
+const BARE_WORD = /^[A-Za-z0-9_\/.,:=+@-]+$/;
+
+/** What a character costs in a carried header (printfOctalBytes with `anyShell`). */
+function carriedCost(text: string): number {
+  let n = 0;
+  for (const ch of text) n += ch === "'" || ch === '\\' || ch === '!' || ch < ' ' || ch > '~' ? 4 : ch === '%' ? 2 : 1;
+  return n;
+}
+
+/**
+ * One sh word holding `value`: bare when nothing in it needs quoting, else single-quoted; in a
+ * header carried in the exec request, double-quoted when that costs less there (each single
+ * quote inside costs 16 bytes carried, as `'\''` escaped; a `$` in double quotes 5).
+ */
+function shellWord(value: string, carried: boolean): string {
+  if (BARE_WORD.test(value)) return value;
+  const single = singleQuote(value);
+  if (!carried || !value.includes("'")) return single;
+  const double = `"${value.replace(/[$`"\\]/g, '\\$&')}"`;
+  return carriedCost(double) < carriedCost(single) ? double : single;
 }
 
 /** printf format that reproduces `value`'s bytes exactly (see printfOctalBytes). */
@@ -75,8 +98,8 @@ export function printfOctalBytes(bytes: Buffer, opts: { anyShell?: boolean } = {
  * Statements that leave `value` in shell variable `name`.
  * One line whatever `value` holds; no fork unless the value has a newline.
  */
-function assign(name: string, value: string): string {
-  if (!/[\n\r]/.test(value)) return `${name}=${singleQuote(value)}`;
+function assign(name: string, value: string, keepLineEnds = false): string {
+  if (keepLineEnds || !/[\n\r]/.test(value)) return `${name}=${shellWord(value, keepLineEnds)}`;
   return `${name}=$(printf '${printfOctal(value)}x'); ${name}=\${${name}%x}`;
 }
 
@@ -97,17 +120,20 @@ export interface HeaderSpec {
 /**
  * The one-line POSIX sh script that sets the environment, enters `cwd` and execs `argv`.
  * argv[0] is looked up in the PATH the header exports (or the remote default PATH).
+ * `oneLine: false`: values keep their line ends inside their quotes, for a header carried in the
+ * exec request (execCommandCarrying escapes a line end once; a one-line header escapes it twice).
  */
-export function buildHeader(spec: HeaderSpec): string {
+export function buildHeader(spec: HeaderSpec, opts: { oneLine?: boolean } = {}): string {
+  const oneLine = opts.oneLine !== false;
   const [file] = spec.argv;
   if (file === undefined || file === '') throw new HostError('bad_command', 'Empty command line.');
   const parts: string[] = [];
-  const exported = exportsLine({ ...spec.baseEnv, ...spec.env });
+  const exported = exportsLine({ ...spec.baseEnv, ...spec.env }, [], !oneLine);
   if (exported) parts.push(exported);
   if (spec.cwd !== undefined) {
     assertNoNul(spec.cwd, 'The working folder');
     // CDPATH could redirect a relative cd and make it print; `--` keeps a leading dash a path.
-    parts.push(`unset CDPATH; ${assign('_ah', spec.cwd)}`);
+    parts.push(`unset CDPATH; ${assign('_ah', spec.cwd, !oneLine)}`);
     parts.push(`cd -- "$_ah" 2>/dev/null || { printf 'cannot change to folder: %s\\n' "$_ah" >&2; exit ${CWD_MISSING_EXIT}; }`);
   }
   // Arguments on one line go as single-quoted words, several to a `set`; one with a line end
@@ -120,8 +146,8 @@ export function buildHeader(spec: HeaderSpec): string {
   };
   for (const arg of spec.argv) {
     assertNoNul(arg, 'An argument');
-    if (!/[\n\r]/.test(arg)) {
-      words.push(singleQuote(arg));
+    if (!oneLine || !/[\n\r]/.test(arg)) {
+      words.push(shellWord(arg, !oneLine));
       continue;
     }
     setWords();
@@ -134,12 +160,12 @@ export function buildHeader(spec: HeaderSpec): string {
   }
   parts.push('unset _ah h; exec "$@"');
   const header = parts.join('; ');
-  if (header.includes('\n') || header.includes('\r')) throw new Error('internal: header must be one line');
+  if (oneLine && (header.includes('\n') || header.includes('\r'))) throw new Error('internal: header must be one line');
   return header;
 }
 
 /** Statements that export each variable of `env` (empty for none), on one line. */
-export function exportsLine(env: Record<string, string>, unset: readonly string[] = []): string {
+export function exportsLine(env: Record<string, string>, unset: readonly string[] = [], keepLineEnds = false): string {
   const parts: string[] = [];
   for (const name of unset) {
     if (!ENV_NAME.test(name)) throw new HostError('bad_command', `Not a valid environment variable name: ${JSON.stringify(name)}`);
@@ -148,7 +174,7 @@ export function exportsLine(env: Record<string, string>, unset: readonly string[
   for (const [name, value] of Object.entries(env)) {
     if (!ENV_NAME.test(name)) throw new HostError('bad_command', `Not a valid environment variable name: ${JSON.stringify(name)}`);
     assertNoNul(value, `Environment variable ${name}`);
-    parts.push(`${assign(name, value)}; export ${name}`);
+    parts.push(`${assign(name, value, keepLineEnds)}; export ${name}`);
   }
   return parts.join('; ');
 }

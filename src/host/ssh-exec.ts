@@ -1,6 +1,7 @@
 // Running one command header (remote-command.ts) on the connection: on an idle command shell
-// when it is small (one round trip), else on its own exec channel (stdin streamed, stdout
-// collected or piped with backpressure); either way bounded by a timeout.
+// when it is small (one round trip), else on its own exec channel (two: the channel's open, then
+// the exec request carrying the header; stdin streamed, stdout collected or piped with
+// backpressure); either way bounded by a timeout.
 import { randomBytes } from 'node:crypto';
 import { Readable, type Writable } from 'node:stream';
 import { HostError } from '../errors.js';
@@ -40,7 +41,7 @@ export class ExecRunner {
     const input = o.stdin;
     const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : Buffer.isBuffer(input) ? input : undefined;
     if (!o.stdout && (input === undefined || (bytes && bytes.length <= SHELL_STDIN_MAX))) {
-      const shell = await this.shells.take();
+      const shell = this.shells.take();
       if (shell) {
         try {
           // The login environment is the shell's to export (once); the header carries the rest.
@@ -54,8 +55,12 @@ export class ExecRunner {
           this.shells.release(shell);
         }
       }
+      this.shells.openBeside();
     }
-    return this.channel(buildHeader({ ...spec, startMark: this.mark }), o);
+    // The login environment (paths only: LOGIN_ENV_VARS) may ride in the exec request; a
+    // caller's own variables go on stdin (see SshLink.openExec).
+    const own = Object.keys(spec.env ?? {}).length > 0;
+    return this.channel({ ...spec, startMark: this.mark }, o, own);
   }
 
   /** A file helper script (bare remote PATH is enough for sh, cat, chmod, touch, rm, mv). */
@@ -64,9 +69,8 @@ export class ExecRunner {
   }
 
   /** Run a header on its own exec channel. */
-  private async channel(header: string, o: ExecOptions): Promise<ExecOutcome> {
-    // Private: the header exports the login environment.
-    const ch = await this.link.openExec(header, { private: true });
+  private async channel(spec: HeaderSpec, o: ExecOptions, privateHeader: boolean): Promise<ExecOutcome> {
+    const ch = await this.link.openExec(spec, { private: privateHeader });
     return new Promise<ExecOutcome>((resolve, reject) => {
       const out: Buffer[] = [];
       const errOut: Buffer[] = [];

@@ -7,7 +7,7 @@ import type { HostError } from '../errors.js';
 import { fileScriptError } from './file-script-error.js';
 import { GzipBlocks } from './gzip-blocks.js';
 import type { ByteRange, ReadOptions, WriteOptions } from './host.js';
-import { buildHeader, StartMarkFilter } from './remote-command.js';
+import { StartMarkFilter } from './remote-command.js';
 import { signalExit } from './ssh-channel-end.js';
 import type { ExecRunner } from './ssh-exec.js';
 import type { SshLink } from './ssh-link.js';
@@ -46,7 +46,7 @@ export class FileStreams {
     const mark = this.exec.mark;
     const z = opts.compress ? this.compressor : '';
     const argv = range ? ['/bin/sh', '-c', READ_RANGE_SCRIPT, 'sh', p, mark, String(range.start + 1), range.length === undefined ? '' : String(range.length), z] : ['/bin/sh', '-c', READ_SCRIPT, 'sh', p, mark, z];
-    const ch = await this.link.openExec(buildHeader({ argv }));
+    const ch = await this.link.openExec({ argv });
     ch.end();
     return new Promise<Readable>((resolve, reject) => {
       const errOut: Buffer[] = [];
@@ -117,7 +117,7 @@ export class FileStreams {
   async writeStream(p: string, opts: WriteOptions = {}): Promise<{ stream: Writable; done: Promise<void> }> {
     const mark = this.exec.mark;
     const mode = (opts.mode ?? 0o600).toString(8);
-    const ch = await this.link.openExec(buildHeader({ argv: ['/bin/sh', '-c', WRITE_SCRIPT, 'sh', p, mode, mark, opts.compress ? this.compressor : ''] }));
+    const ch = await this.link.openExec({ argv: ['/bin/sh', '-c', WRITE_SCRIPT, 'sh', p, mode, mark, opts.compress ? this.compressor : ''] });
     const errOut: Buffer[] = [];
     let exitCode: number | undefined;
     let ready = false;

@@ -4,7 +4,7 @@
 import type net from 'node:net';
 import type { Client, ClientChannel } from 'ssh2';
 import { HostError } from '../errors.js';
-import { EXEC_COMMAND, execCommandCarrying } from './remote-command.js';
+import { buildHeader, EXEC_COMMAND, execCommandCarrying, type HeaderSpec } from './remote-command.js';
 import type { Hop } from './ssh-connect.js';
 import type { SshError } from './ssh-errors.js';
 import { Slots } from './slots.js';
@@ -60,20 +60,21 @@ export class SshLink {
   }
 
   /**
-   * Open an exec channel running `header` (slot held until the channel closes). The header rides
-   * in the exec request, so the program starts a round trip sooner (see execCommandCarrying),
-   * unless it is `private` (it carries the login environment): then it goes first on stdin.
+   * Open an exec channel running `program`: a header, or the spec one is built from (slot held
+   * until the channel closes). The header rides in the exec request, so the program starts a
+   * round trip sooner (see execCommandCarrying), unless it is `private` or too long: then it goes
+   * first on stdin, as one line.
    */
-  async openExec(header: string, opts: { private?: boolean } = {}): Promise<ClientChannel> {
+  async openExec(program: string | HeaderSpec, opts: { private?: boolean } = {}): Promise<ClientChannel> {
     if (this.lost) throw this.lost;
     const release = await this.slots.acquire();
     try {
       if (this.lost) throw this.lost;
-      const carrying = opts.private ? null : execCommandCarrying(header);
+      const carrying = opts.private ? null : execCommandCarrying(typeof program === 'string' ? program : buildHeader(program, { oneLine: false }));
       const ch = await new Promise<ClientChannel>((resolve, reject) => {
         this.client.exec(carrying ?? EXEC_COMMAND, (err, channel) => (err ? reject(err) : resolve(channel)));
       });
-      if (!carrying) ch.write(`${header}\n`);
+      if (!carrying) ch.write(`${typeof program === 'string' ? program : buildHeader(program)}\n`);
       this.counts.channels++;
       this.counts.commands++;
       ch.once('close', release);

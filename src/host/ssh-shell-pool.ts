@@ -15,31 +15,33 @@ export class ShellPool {
 
   constructor(private readonly link: SshLink) {}
 
-  /**
-   * An idle command shell, opening one when there is room; null when all are busy (the caller
-   * then uses a plain exec channel, so parallel commands never queue behind each other).
-   */
-  async take(): Promise<CommandShell | null> {
+  /** An idle command shell, now taken; null when none is open and idle. */
+  take(): CommandShell | null {
     const idle = this.shells.find((s) => !s.busy && !s.dead);
-    if (idle) {
-      idle.busy = true;
-      return idle;
-    }
-    if (this.shells.length + this.opening >= MAX_SHELLS) return null;
+    if (idle) idle.busy = true;
+    return idle ?? null;
+  }
+
+  /**
+   * Open one more shell when there is room, for the commands to come: a command does not wait
+   * for it (on its own exec channel, which carries its header, it is answered a round trip sooner
+   * than on a shell still opening). Failures surface as the shell's absence.
+   */
+  openBeside(): void {
+    if (this.shells.length + this.opening >= MAX_SHELLS || this.link.lost) return;
     this.opening++;
-    try {
-      const ch = await this.link.openExec(shellLoop(this.mark));
-      this.link.counts.commands--; // the shell itself is not a command; its commands are counted
-      // TERM, not KILL: sshd signals the whole group (the loop and its command), and the loop
-      // then removes its private folder on its way out (a KILL left it there, with the last output).
-      const shell = new CommandShell(ch, this.mark, this.link.label, (c) => killChannel(c, 'TERM'));
-      shell.busy = true;
-      this.shells.push(shell);
-      this.link.onLost.add((e) => shell.fail(e));
-      return shell;
-    } finally {
-      this.opening--;
-    }
+    this.link
+      .openExec(shellLoop(this.mark))
+      .then((ch) => {
+        this.link.counts.commands--; // the shell itself is not a command; its commands are counted
+        // TERM, not KILL: sshd signals the whole group (the loop and its command), and the loop
+        // then removes its private folder on its way out (a KILL left it there, with the last output).
+        const shell = new CommandShell(ch, this.mark, this.link.label, (c) => killChannel(c, 'TERM'));
+        this.shells.push(shell);
+        this.link.onLost.add((e) => shell.fail(e));
+      })
+      .catch(() => undefined)
+      .finally(() => this.opening--);
   }
 
   release(shell: CommandShell): void {

@@ -140,10 +140,7 @@ export class SshHost implements Host {
   private warmUp(): void {
     const ignore = (): undefined => undefined;
     this.info().catch(ignore);
-    this.shells
-      .take()
-      .then((shell) => shell && this.shells.release(shell))
-      .catch(ignore);
+    this.shells.openBeside();
     this.sftp.channel().catch(ignore);
   }
 

@@ -62,13 +62,13 @@ describe('remote command encoding', () => {
     });
   }
 
-  for (const shell of SHELLS) {
-    it(`runs a header carried in the exec request, hostile argv, env and cwd included, under ${path.basename(shell)}`, () => {
+  for (const [shell, oneLine] of SHELLS.flatMap((sh) => [[sh, true], [sh, false]] as const)) {
+    it(`runs a ${oneLine ? 'one-line' : 'multi-line'} header carried in the exec request, hostile argv, env and cwd included, under ${path.basename(shell)}`, () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-carry-'));
       // (The 100 kB argument is too long to be carried: such a header goes on stdin.)
-      const args = [...hostileArgs(dir).filter((a) => a.length < 10_000), 'a\\b\\\\c', "it's", '!!', '!$', '\\047', '%s%%%d', '\\', '-n'];
+      const args = [...hostileArgs(dir).filter((a) => a.length < 10_000), 'a\\b\\\\c', "it's", '!!', '!$', '\\047', '%s%%%d', '\\', '-n', 'it\'s $HOME, "q" `x` \\ \'\'', 'a=b', '~', 'x:~/y'];
       const env = { AH_X: 'a b\n$(x)\n!\\ \'' };
-      const command = execCommandCarrying(buildHeader({ argv: ['sh', '-c', 'printf "%s|%s|" "$AH_X" "$(pwd)"; printf "%s\\0" "$@"; cat', 'sh', ...args], env, cwd: dir }));
+      const command = execCommandCarrying(buildHeader({ argv: ['sh', '-c', 'printf "%s|%s|" "$AH_X" "$(pwd)"; printf "%s\\0" "$@"; cat', 'sh', ...args], env, cwd: dir }, { oneLine }));
       expect(command).not.toBeNull();
       // Inside its single quotes only what every shell keeps: no quote, backslash-quote or double backslash, no `!`, no line end.
       const quoted = command!.slice(command!.lastIndexOf(" '") + 2, -1);
