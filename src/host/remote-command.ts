@@ -46,7 +46,7 @@ function singleQuote(value: string): string {
 }
 
 /** Characters a word may hold unquoted: sh gives none of them a meaning there, in an assignment neither. */
-const BARE_WORD = /^[A-Za-z0-9_\/.,:=+@-]+$/;
+const BARE_WORD = /^[A-Za-z0-9_/.,:=+@-]+$/;
 
 /** What a character costs in a carried header (printfOctalBytes with `anyShell`). */
 function carriedCost(text: string): number {
