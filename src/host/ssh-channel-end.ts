@@ -3,6 +3,22 @@
 import os from 'node:os';
 import type { ClientChannel } from 'ssh2';
 
+const exits = new WeakMap<ClientChannel, number>();
+
+/**
+ * Keep the channel's exit status from its start: a program carried in the exec request may end
+ * in the very read that brings the exec reply, and ssh2 emits 'exit' there, before the channel's
+ * user has had a turn to listen.
+ */
+export function keepExitStatus(ch: ClientChannel): void {
+  ch.once('exit', (code: number | null, signal?: string) => exits.set(ch, typeof code === 'number' ? code : signalExit(signal)));
+}
+
+/** The program's exit status as a shell gives it (128 + n for a signal); undefined while none came. */
+export function exitStatusOf(ch: ClientChannel): number | undefined {
+  return exits.get(ch);
+}
+
 export function signalExit(signal: string | undefined): number {
   if (!signal) return 255;
   const n = (os.constants.signals as Record<string, number | undefined>)[signal.startsWith('SIG') ? signal : `SIG${signal}`];

@@ -7,7 +7,7 @@ import { Readable, type Writable } from 'node:stream';
 import { HostError } from '../errors.js';
 import type { RunOptions } from './host.js';
 import { buildHeader, StartMarkFilter, type HeaderSpec } from './remote-command.js';
-import { killChannel, signalExit } from './ssh-channel-end.js';
+import { exitStatusOf, killChannel, signalExit } from './ssh-channel-end.js';
 import type { SshLink } from './ssh-link.js';
 import type { ShellPool } from './ssh-shell-pool.js';
 import { SHELL_STDIN_MAX } from './ssh-shell.js';
@@ -74,8 +74,6 @@ export class ExecRunner {
     return new Promise<ExecOutcome>((resolve, reject) => {
       const out: Buffer[] = [];
       const errOut: Buffer[] = [];
-      let exitCode: number | undefined;
-      let signal: string | undefined;
       let timedOut = false;
       const onLost = (e: HostError): void => {
         clearTimeout(timer);
@@ -91,10 +89,6 @@ export class ExecRunner {
           fix: 'Check that the machine is not overloaded, or raise --timeout.',
         }));
       }, o.timeoutMs);
-      ch.on('exit', (code: number | null, sig?: string) => {
-        if (typeof code === 'number') exitCode = code;
-        else signal = sig;
-      });
       ch.on('error', () => undefined); // writes after the program exited; the exit status tells.
       ch.stderr.on('data', (d: Buffer) => errOut.push(d));
       const filter = new StartMarkFilter(this.mark);
@@ -117,10 +111,11 @@ export class ExecRunner {
         this.link.onLost.delete(onLost);
         if (o.stdin instanceof Readable) o.stdin.unpipe(ch);
         if (timedOut) return;
-        if (exitCode === undefined && signal === undefined && this.link.lost) return reject(this.link.lost);
+        const exitCode = exitStatusOf(ch);
+        if (exitCode === undefined && this.link.lost) return reject(this.link.lost);
         // The program never started (cd failed, not found): nothing was piped, end the sink as a pipe would.
         if (sink && !filter.found) sink.end();
-        resolve({ exitCode: exitCode ?? signalExit(signal), stdout: Buffer.concat(out), stderr: Buffer.concat(errOut) });
+        resolve({ exitCode: exitCode ?? signalExit(undefined), stdout: Buffer.concat(out), stderr: Buffer.concat(errOut) });
       });
       const input = o.stdin;
       if (input === undefined) ch.end();

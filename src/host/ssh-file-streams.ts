@@ -8,7 +8,7 @@ import { fileScriptError } from './file-script-error.js';
 import { GzipBlocks } from './gzip-blocks.js';
 import type { ByteRange, ReadOptions, WriteOptions } from './host.js';
 import { StartMarkFilter } from './remote-command.js';
-import { signalExit } from './ssh-channel-end.js';
+import { exitStatusOf } from './ssh-channel-end.js';
 import type { ExecRunner } from './ssh-exec.js';
 import type { SshLink } from './ssh-link.js';
 import { SHELL_STDIN_MAX } from './ssh-shell.js';
@@ -50,13 +50,9 @@ export class FileStreams {
     ch.end();
     return new Promise<Readable>((resolve, reject) => {
       const errOut: Buffer[] = [];
-      let exitCode: number | undefined;
       let started = false;
       const pass = new PassThrough();
       ch.stderr.on('data', (d: Buffer) => errOut.push(d));
-      ch.on('exit', (code: number | null, sig?: string) => {
-        exitCode = typeof code === 'number' ? code : signalExit(sig);
-      });
       const onLost = (e: HostError): void => {
         if (started) pass.destroy(e);
         else reject(e);
@@ -93,6 +89,7 @@ export class FileStreams {
       });
       ch.on('close', () => {
         this.link.onLost.delete(onLost);
+        const exitCode = exitStatusOf(ch);
         if (!started) {
           reject(this.link.lost ?? this.error('Reading', p, Buffer.concat(errOut), exitCode));
           return;
@@ -119,12 +116,8 @@ export class FileStreams {
     const mode = (opts.mode ?? 0o600).toString(8);
     const ch = await this.link.openExec({ argv: ['/bin/sh', '-c', WRITE_SCRIPT, 'sh', p, mode, mark, opts.compress ? this.compressor : ''] });
     const errOut: Buffer[] = [];
-    let exitCode: number | undefined;
     let ready = false;
     ch.stderr.on('data', (d: Buffer) => errOut.push(d));
-    ch.on('exit', (code: number | null, sig?: string) => {
-      exitCode = typeof code === 'number' ? code : signalExit(sig);
-    });
     let onLost: (e: HostError) => void = () => undefined;
     const done = new Promise<void>((resolve, reject) => {
       onLost = reject;
@@ -132,6 +125,7 @@ export class FileStreams {
       ch.on('error', reject);
       ch.on('close', () => {
         this.link.onLost.delete(onLost);
+        const exitCode = exitStatusOf(ch);
         if (this.link.lost && exitCode === undefined) reject(this.link.lost);
         else if (exitCode === 0 && ready) resolve();
         else reject(this.error('Writing', p, Buffer.concat(errOut), exitCode));

@@ -5,6 +5,7 @@ import type net from 'node:net';
 import type { Client, ClientChannel } from 'ssh2';
 import { HostError } from '../errors.js';
 import { buildHeader, EXEC_COMMAND, execCommandCarrying, type HeaderSpec } from './remote-command.js';
+import { keepExitStatus } from './ssh-channel-end.js';
 import type { Hop } from './ssh-connect.js';
 import type { SshError } from './ssh-errors.js';
 import { Slots } from './slots.js';
@@ -72,7 +73,11 @@ export class SshLink {
       if (this.lost) throw this.lost;
       const carrying = opts.private ? null : execCommandCarrying(typeof program === 'string' ? program : buildHeader(program, { oneLine: false }));
       const ch = await new Promise<ClientChannel>((resolve, reject) => {
-        this.client.exec(carrying ?? EXEC_COMMAND, (err, channel) => (err ? reject(err) : resolve(channel)));
+        this.client.exec(carrying ?? EXEC_COMMAND, (err, channel) => {
+          if (err) return reject(err);
+          keepExitStatus(channel);
+          resolve(channel);
+        });
       });
       if (!carrying) ch.write(`${typeof program === 'string' ? program : buildHeader(program)}\n`);
       this.counts.channels++;

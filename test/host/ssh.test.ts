@@ -208,6 +208,51 @@ describe('one connection', () => {
     }
   });
 
+  it('keeps the exit status and output of programs that end in the read that brings their exec reply', async () => {
+    // A link that hands the client what the server sent in 40 ms as one read: the exec reply,
+    // the output, the exit status and the close of a quick program come together, before ssh2
+    // has handed the channel over (so a listener attached then would miss the exit status).
+    const server = net.createServer((down) => {
+      const up = net.connect(world.sshd.port, world.sshd.host);
+      let held: Buffer[] = [];
+      const flush = setInterval(() => {
+        if (held.length) down.write(Buffer.concat(held));
+        held = [];
+      }, 40);
+      up.on('data', (d: Buffer) => held.push(d));
+      down.on('data', (d: Buffer) => up.write(d));
+      const end = (): void => {
+        clearInterval(flush);
+        up.destroy();
+        down.destroy();
+      };
+      up.on('close', end);
+      down.on('close', end);
+      up.on('error', end);
+      down.on('error', end);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    const configFile = writeConfig('coalescing', `Host w-coalesce\n  HostName 127.0.0.1\n  Port ${port}\n  User vega\n  HostKeyAlias [${world.sshd.host}]:${world.sshd.port}\n  IdentityFile ${world.users.laptop!.key}\n  IdentitiesOnly yes\n  UserKnownHostsFile ${fx.knownHosts}\n  GlobalKnownHostsFile none\n`);
+    const host = await SshHost.connect('w-coalesce', { configFile, agent: null });
+    try {
+      await host.info();
+      // More at once than there are shells: the rest go on channels carrying their program.
+      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => host.run(['sh', '-c', 'echo "$1"; echo err >&2; exit "$1"', 'sh', String(i + 3)])));
+      expect(results.map((r) => [r.exitCode, r.stdout, r.stderr])).toEqual(Array.from({ length: 8 }, (_, i) => [i + 3, `${i + 3}\n`, 'err\n']));
+      const empty = `${(await host.info()).tmpdir}/ah-empty-${process.pid}`;
+      await host.writeFile(empty, '');
+      const chunks: Buffer[] = [];
+      for await (const c of await host.readStream(empty)) chunks.push(c as Buffer);
+      expect(Buffer.concat(chunks).length).toBe(0);
+      await expect(host.readStream(`${empty}.missing`)).rejects.toThrow(/No such file|not found|does not exist/i);
+      await host.remove(empty);
+    } finally {
+      await host.close();
+      server.close();
+    }
+  });
+
   it('kills the remote program on command timeout and stays usable', async () => {
     const host = await SshHost.connect('w-vega', fx.opts);
     try {
