@@ -8,6 +8,8 @@ import { undoCopy } from '../transcript/copy.js';
 import { destinationUnder, lookAtDestinations, type DestinationLook } from '../transcript/destinations.js';
 import { ledgerDir, recordLeft } from '../transcript/left-ledger.js';
 import type { Placement } from '../../adapters/adapter.js';
+import type { AgentInfo } from '../herdr/schemas.js';
+import { pollUntil } from '../sleep.js';
 import { hostStateDir } from './marker.js';
 import { sessionIntent } from './intents.js';
 import type { Member } from './member.js';
@@ -132,6 +134,9 @@ export interface Seat {
   name: Promise<string>;
 }
 
+/** herdr notices an agent's exit on its next detection tick (0.3–0.5 s), with room for a busy machine. */
+const SOURCE_NAME_RELEASE_MS = 1500;
+
 /**
  * Make the agent's pane in the worktree where its work landed (in a workspace of its own, or
  * beside the pane of an agent that shared its source workspace) and choose its name among the
@@ -143,14 +148,24 @@ export function seatAgent(m: Member, sides: Sides, placed: { worktree: string; r
   const { agent, opts } = plan;
   const repoName = placed.repo.split('/').pop() ?? 'repo';
   const preferred = opts.name ?? agent.name ?? `${repoName}-${plan.kind}`;
-  // The source agent still holds its name on the same herdr (--here), or another agent of the
-  // batch took it a moment ago: pick another.
-  const name = target.herdr.agentList().then((listed) => {
+  // On the same herdr (--here) the source agent, which has quit, keeps its name until herdr's
+  // next look at its pane: wait for that, briefly, rather than give the moved agent another
+  // name. Another agent that holds it, or one of the batch that took it a moment ago: pick another.
+  const name = (async () => {
+    const wanted = toAgentName(preferred);
+    const heldBySource = (listed: AgentInfo[]): boolean => sides.sameHost && listed.some((a) => a.name === wanted && a.pane_id === agent.pane_id);
+    let listed = await target.herdr.agentList();
+    if (heldBySource(listed)) {
+      listed = (await pollUntil(async () => {
+        const now = await target.herdr.agentList();
+        return heldBySource(now) ? undefined : now;
+      }, { timeoutMs: SOURCE_NAME_RELEASE_MS, everyMs: 50 })) ?? listed;
+    }
     const now = listed.map((a) => a.name).filter((n): n is string => !!n);
-    const chosen = uniqueAgentName(toAgentName(preferred), new Set([...now, ...desk.taken]));
+    const chosen = uniqueAgentName(wanted, new Set([...now, ...desk.taken]));
     desk.taken.add(chosen);
     return chosen;
-  });
+  })();
   name.catch(() => undefined);
   const seat = desk.seat(agent.workspace_id);
   const worktreeName = placed.worktree.split('/').pop() ?? repoName;
