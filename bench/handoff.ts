@@ -1,4 +1,4 @@
-// `npm run bench`: a scripted pi handoff laptop → vega in the test world, over a loopback link with
+// `npm run bench`: a scripted handoff of a fake agent laptop → vega in the test world, over a loopback link with
 // ≈50 ms RTT, by agent-handoff and by a straightforward OpenSSH script (bench/baseline.sh) doing
 // the same job. Reports, per variant, SSH handshakes, a round-trip estimate, bytes each way, wall
 // time and the tool's overhead (wall − the agent's own quit and start), with per-step costs; then
@@ -10,6 +10,8 @@
 //   AH_BENCH_TRACE=1 …                              # + agent-handoff's host calls per step (runs the
 //                                                   #   compiled modules, not the bundle: slower start-up)
 //   AH_BENCH_PROFILE=/tmp/prof …                    # + a V8 CPU profile of each agent-handoff run
+//   AH_BENCH_AGENT=grok …                           # another kind than pi (grok: a 16-file session);
+//                                                   #   agent-handoff alone (the script moves pi only)
 // Needs root and the world (`npm run world -- up`, or it is set up here).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,21 +31,24 @@ export interface BenchOptions {
   trace?: boolean;
   /** Progress lines (default: to stderr). */
   log?: (line: string) => void;
+  /** The agent's kind (default pi). The baseline script moves pi only: for another, agent-handoff runs alone. */
+  agent?: string;
 }
 
 export interface BenchReport {
   bench: 'handoff';
-  agent: 'pi';
+  agent: string;
   one_way_delay_ms: number;
   rtt_ms: number;
   runs: number;
-  variants: { ours: { median: Summary; runs: RunNumbers[] }; baseline: { median: Summary; runs: RunNumbers[] } };
-  ratios: { handshakes: number; round_trips: number; overhead_ms: number; wall_ms: number; bytes_up: number; bytes_down: number };
+  /** The baseline: null for another agent than pi. */
+  variants: { ours: { median: Summary; runs: RunNumbers[] }; baseline: { median: Summary; runs: RunNumbers[] } | null };
+  ratios: { handshakes: number; round_trips: number; overhead_ms: number; wall_ms: number; bytes_up: number; bytes_down: number } | null;
   /** agent-handoff's `--dry-run` of the same agent (medians). */
   dry_run: Omit<DryRunNumbers, 'steps' | 'trace'>;
   /** The physical limit over this link, and how far the medians are from it. */
   limit: LimitModel;
-  goal: { handshakes_per_host: number; overhead_ratio_max: number; handshakes_met: boolean; overhead_met: boolean };
+  goal: { handshakes_per_host: number; overhead_ratio_max: number; handshakes_met: boolean; overhead_met: boolean | null };
 }
 
 type Variant = 'ours' | 'baseline';
@@ -170,9 +175,9 @@ async function runBaseline(world: World, link: Link, agentName: string): Promise
   return { run, landed: { pane: done[1]!, workspace: done[2]!, worktree: done[3]! }, quitMs: span('quit'), startMs: span('start'), offlineMs: offlineMs(marks, /^quit$/, /^start$/), marks };
 }
 
-async function oneRun(world: World, link: Link, name: string, variant: Variant, index: number, trace: boolean): Promise<RunNumbers> {
+async function oneRun(world: World, link: Link, name: string, kind: string, variant: Variant, index: number, trace: boolean): Promise<RunNumbers> {
   const agentName = `${name}-${variant}-${index}-${Math.random().toString(36).slice(2, 6)}`;
-  const prep = await prepare(world, `${name}-${variant}`, agentName);
+  const prep = await prepare(world, `${name}-${variant}`, agentName, kind);
   let landed: Partial<Landed> = {};
   try {
     const dryRun = variant === 'ours' ? await runDryRun(world, link, agentName, trace) : undefined;
@@ -209,13 +214,15 @@ export async function runBench(opts: BenchOptions): Promise<BenchReport> {
   await herdrOk(world, world.users.vega!, ['status', 'server', '--json']);
   const name = opts.name ?? 'bench';
   const link = await openLink(world, { alias: `ah-${name}-vega`, oneWayDelayMs: opts.oneWayDelayMs });
+  const kind = opts.agent ?? 'pi';
+  const variants: Variant[] = kind === 'pi' ? ['ours', 'baseline'] : ['ours'];
   const runs: Record<Variant, RunNumbers[]> = { ours: [], baseline: [] };
   const starts: number[] = [];
   try {
     // Interleaved, so drift in the machine's load touches both alike.
     for (let i = 0; i < opts.runs; i++) {
-      for (const variant of ['ours', 'baseline'] as const) {
-        const r = await oneRun(world, link, name, variant, i, opts.trace ?? false);
+      for (const variant of variants) {
+        const r = await oneRun(world, link, name, kind, variant, i, opts.trace ?? false);
         runs[variant].push(r);
         if (variant === 'ours') starts.push(await processStartMs(world));
         log(`run ${i + 1}/${opts.runs} ${variant}: ${r.handshakes} handshakes, ${r.round_trips} round trips, wall ${r.wall_ms} ms, overhead ${r.overhead_ms} ms`);
@@ -225,16 +232,16 @@ export async function runBench(opts: BenchOptions): Promise<BenchReport> {
     await link.close();
   }
   const ours = summarize(runs.ours);
-  const baseline = summarize(runs.baseline);
+  const baseline = variants.includes('baseline') ? summarize(runs.baseline) : null;
   const dryRun = summarizeDryRuns(runs.ours.flatMap((r) => (r.dry_run ? [r.dry_run] : [])));
   return {
     bench: 'handoff',
-    agent: 'pi',
+    agent: kind,
     one_way_delay_ms: opts.oneWayDelayMs,
     rtt_ms: 2 * opts.oneWayDelayMs,
     runs: opts.runs,
-    variants: { ours: { median: ours, runs: runs.ours }, baseline: { median: baseline, runs: runs.baseline } },
-    ratios: {
+    variants: { ours: { median: ours, runs: runs.ours }, baseline: baseline && { median: baseline, runs: runs.baseline } },
+    ratios: baseline && {
       handshakes: ratio(ours.handshakes, baseline.handshakes),
       round_trips: ratio(ours.round_trips, baseline.round_trips),
       overhead_ms: ratio(ours.overhead_ms, baseline.overhead_ms),
@@ -245,7 +252,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchReport> {
     // The issue's goal: one handshake per host (the source here is this machine: vega only).
     dry_run: dryRun,
     limit: limitModel(2 * opts.oneWayDelayMs, median(starts), dryRun.wall_ms, ours.overhead_ms),
-    goal: { handshakes_per_host: ours.handshakes, overhead_ratio_max: 0.25, handshakes_met: ours.handshakes === 1, overhead_met: ours.overhead_ms <= baseline.overhead_ms / 4 },
+    goal: { handshakes_per_host: ours.handshakes, overhead_ratio_max: 0.25, handshakes_met: ours.handshakes === 1, overhead_met: baseline && ours.overhead_ms <= baseline.overhead_ms / 4 },
   };
 }
 
@@ -263,20 +270,20 @@ export function humanTable(report: BenchReport): string {
   const { limit, dry_run: dry } = report;
   const dryMid = [...ours.runs].flatMap((r) => (r.dry_run ? [r.dry_run] : [])).sort((a, b) => a.wall_ms - b.wall_ms)[Math.floor(ours.runs.length / 2)];
   return [
-    `handoff benchmark: pi laptop → vega, RTT ${report.rtt_ms} ms, median of ${report.runs} runs`,
-    table(ours.median, baseline.median, report.ratios),
+    `handoff benchmark: ${report.agent} laptop → vega, RTT ${report.rtt_ms} ms, median of ${report.runs} runs`,
+    table(ours.median, baseline?.median ?? null, report.ratios ?? {}),
     `limit (process start ${limit.process_start_ms} ms + ${limit.handshake_rtts} handshake RTTs + phases × RTT): dry run ${limit.dry_run_ms} ms, send overhead ${limit.send_overhead_ms} ms`,
     `  --dry-run: ${dry.wall_ms} ms, ${dry.handshakes} handshakes, ${dry.round_trips} round trips, ${dry.bytes_up}/${dry.bytes_down} bytes up/down = ${limit.dry_run.times_limit} × the limit, ${limit.dry_run.rtts_above} RTTs above it`,
     `  send overhead: ${limit.send_overhead.measured_ms} ms = ${limit.send_overhead.times_limit} × the limit, ${limit.send_overhead.rtts_above} RTTs above it`,
     `  the agent offline: ${ours.median.offline_ms} ms, ${median(ours.runs.map((r) => r.offline_ms - r.quit_ms - r.start_ms))} ms beyond its own quit and start (goal ≤ 500 ms)`,
     ...(dryMid ? [`--dry-run steps (median run): ms / handshakes / round trips / bytes up / bytes down`, ...dryMid.steps.map((s) => `  ${s.step.padEnd(48)} ${stepColumns(s)}`)] : []),
     ...steps('agent-handoff', ours.runs),
-    ...steps('baseline', baseline.runs),
+    ...(baseline ? steps('baseline', baseline.runs) : []),
   ].join('\n');
 }
 
 async function main(): Promise<void> {
-  const report = await runBench({ runs: Number(process.env.AH_BENCH_RUNS ?? 3), oneWayDelayMs: Number(process.env.AH_BENCH_DELAY_MS ?? 25), trace: process.env.AH_BENCH_TRACE === '1' });
+  const report = await runBench({ runs: Number(process.env.AH_BENCH_RUNS ?? 3), oneWayDelayMs: Number(process.env.AH_BENCH_DELAY_MS ?? 25), trace: process.env.AH_BENCH_TRACE === '1', ...(process.env.AH_BENCH_AGENT ? { agent: process.env.AH_BENCH_AGENT } : {}) });
   process.stderr.write(`${humanTable(report)}\n`);
   process.stdout.write(`${JSON.stringify(report)}\n`);
 }

@@ -162,10 +162,11 @@ export function ratio(a: number, b: number): number {
   return b === 0 ? NaN : Math.round((a / b) * 1000) / 1000;
 }
 
-export function table(ours: Summary, baseline: Summary, ratios: Record<string, number>): string {
-  const rows: [string, string, string, string][] = [['', 'agent-handoff', 'baseline', 'ours/baseline']];
+/** The medians side by side (agent-handoff alone without a baseline). */
+export function table(ours: Summary, baseline: Summary | null, ratios: Record<string, number>): string {
+  const rows: [string, string, string, string][] = [['', 'agent-handoff', baseline ? 'baseline' : '', baseline ? 'ours/baseline' : '']];
   const fmt = (n: number) => String(n);
-  for (const f of FIELDS) rows.push([f, fmt(ours[f]), fmt(baseline[f]), f in ratios ? fmt(ratios[f]!) : '']);
+  for (const f of FIELDS) rows.push([f, fmt(ours[f]), baseline ? fmt(baseline[f]) : '', f in ratios ? fmt(ratios[f]!) : '']);
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
 }

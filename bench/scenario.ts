@@ -1,4 +1,4 @@
-// The job both variants do: a fake pi agent with a conversation, on a feature branch with
+// The job both variants do: a fake agent (pi unless asked) with a conversation, on a feature branch with
 // uncommitted work of every sort, moves from the laptop to vega. Set up before the clock starts,
 // checked after it stops (so a variant that leaves the wrong end state does not count).
 import fs from 'node:fs';
@@ -7,6 +7,8 @@ import { gitAs, herdr, herdrOk, installIntegration, makeProject, screen, startFa
 import type { World } from '../test/world/machines.js';
 
 export interface Prepared {
+  /** The agent's kind: pi, claude, codex, omp or grok. */
+  kind: string;
   project: Project;
   agent: StartedAgent;
   branch: string;
@@ -19,7 +21,7 @@ export interface Landed {
   worktree: string;
 }
 
-export async function prepare(world: World, project: string, agentName: string): Promise<Prepared> {
+export async function prepare(world: World, project: string, agentName: string, kind = 'pi'): Promise<Prepared> {
   const laptop = world.users.laptop!;
   const vega = world.users.vega!;
   const p = makeProject(world, project);
@@ -28,9 +30,9 @@ export async function prepare(world: World, project: string, agentName: string):
   writeAs(laptop, path.join(p.laptop, 'src', 'feature.ts'), 'export const feature = true;\n');
   gitAs(laptop, p.laptop, ['add', '-A']);
   gitAs(laptop, p.laptop, ['commit', '-q', '-m', 'feature work']);
-  // Both variants find the pi integration in place on vega (agent-handoff would install it).
-  await installIntegration(world, vega, 'pi');
-  const agent = await startFakeAgent(world, laptop, 'pi', p.laptop, { name: agentName, args: ['first prompt'], waitSession: false });
+  // Both variants find the agent's integration in place on vega (agent-handoff would install it).
+  await installIntegration(world, vega, kind);
+  const agent = await startFakeAgent(world, laptop, kind, p.laptop, { name: agentName, args: ['first prompt'], waitSession: false });
   try {
     await waitFor('the first reply', async () => /Fake reply: first prompt/.test(await screen(world, laptop, agent.pane)));
     await waitFor(`${agentName} idle with its session`, async () => {
@@ -45,7 +47,7 @@ export async function prepare(world: World, project: string, agentName: string):
   writeAs(laptop, path.join(p.laptop, 'README.md'), 'hello\nedited on the laptop\n');
   writeAs(laptop, path.join(p.laptop, 'notes', 'new file.txt'), 'untracked work\n');
   fs.rmSync(path.join(p.laptop, 'src', 'app.ts'));
-  return { project: p, agent, branch, head: gitAs(laptop, p.laptop, ['rev-parse', 'HEAD']).trim() };
+  return { kind, project: p, agent, branch, head: gitAs(laptop, p.laptop, ['rev-parse', 'HEAD']).trim() };
 }
 
 /** The end state the issue asks for; throws with what is wrong. */
@@ -62,7 +64,7 @@ export async function verifyLanded(world: World, prep: Prepared, landed: Landed)
     return text.includes(`cwd: ${wt}`) && text.includes('Fake reply: first prompt');
   }, 15_000);
   const got = await herdrOk(world, vega, ['agent', 'get', prep.agent.name]);
-  expectThat((got.result as { agent: { agent: string } }).agent.agent === 'pi', 'a pi agent on vega');
+  expectThat((got.result as { agent: { agent: string } }).agent.agent === prep.kind, `a ${prep.kind} agent on vega`);
   expectThat(gitAs(vega, wt, ['rev-parse', 'HEAD']).trim() === prep.head, 'HEAD on vega equals the laptop HEAD');
   expectThat(gitAs(vega, wt, ['symbolic-ref', '--short', 'HEAD']).trim() === prep.branch, 'the branch checked out on vega');
   expectThat(fs.readFileSync(path.join(wt, 'README.md'), 'utf8') === 'hello\nedited on the laptop\n', 'the edit on vega');

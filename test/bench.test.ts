@@ -9,7 +9,8 @@ describe('npm run bench (smoke)', () => {
     const lines: string[] = [];
     const report = await runBench({ runs: 1, oneWayDelayMs: 2, name: 'bench-smoke', log: (l) => lines.push(l) });
     expect(report).toMatchObject({ bench: 'handoff', agent: 'pi', one_way_delay_ms: 2, rtt_ms: 4, runs: 1 });
-    for (const variant of [report.variants.ours, report.variants.baseline]) {
+    const baseline = report.variants.baseline!;
+    for (const variant of [report.variants.ours, baseline]) {
       expect(variant.runs).toHaveLength(1);
       const run = variant.runs[0]!;
       for (const key of ['handshakes', 'round_trips', 'request_bursts', 'bytes_up', 'bytes_down', 'wall_ms', 'quit_ms', 'start_ms', 'overhead_ms', 'offline_ms'] as const) {
@@ -32,10 +33,10 @@ describe('npm run bench (smoke)', () => {
     expect(report.goal).toMatchObject({ handshakes_per_host: 1, handshakes_met: true, overhead_ratio_max: 0.25 });
     // The baseline opens a connection per remote step (check, find the clone, push, worktree,
     // apply, mkdir, scp, workspace, start, verify), and names its steps.
-    expect(report.variants.baseline.median.handshakes).toBeGreaterThanOrEqual(10);
-    expect(report.variants.baseline.runs[0]!.steps.map((s) => s.step)).toEqual(expect.arrayContaining(['check-target', 'find-checkout', 'verify']));
-    expect(report.ratios.handshakes).toBeCloseTo(1 / report.variants.baseline.median.handshakes, 3);
-    for (const k of ['round_trips', 'overhead_ms', 'wall_ms'] as const) expect(Number.isFinite(report.ratios[k])).toBe(true);
+    expect(baseline.median.handshakes).toBeGreaterThanOrEqual(10);
+    expect(baseline.runs[0]!.steps.map((s) => s.step)).toEqual(expect.arrayContaining(['check-target', 'find-checkout', 'verify']));
+    expect(report.ratios!.handshakes).toBeCloseTo(1 / baseline.median.handshakes, 3);
+    for (const k of ['round_trips', 'overhead_ms', 'wall_ms'] as const) expect(Number.isFinite(report.ratios![k])).toBe(true);
     // The dry run before the send: one handshake, and its figures against the limit model.
     const dry = report.variants.ours.runs[0]!.dry_run!;
     expect(dry.handshakes).toBe(1);
@@ -52,5 +53,17 @@ describe('npm run bench (smoke)', () => {
     expect(humanTable(report)).toMatch(/handshakes\s+1\s+\d+/);
     expect(humanTable(report)).toMatch(/--dry-run: \d+ ms, 1 handshakes/);
     expect(lines).toHaveLength(2);
+  }, 180_000);
+
+  it('moves another kind alone (grok, a session of many files): the same figures, no baseline', async () => {
+    const lines: string[] = [];
+    const report = await runBench({ runs: 1, oneWayDelayMs: 2, name: 'bench-grok', agent: 'grok', log: (l) => lines.push(l) });
+    expect(report).toMatchObject({ bench: 'handoff', agent: 'grok', variants: { baseline: null }, ratios: null, goal: { handshakes_met: true, overhead_met: null } });
+    const run = report.variants.ours.runs[0]!;
+    expect(run.handshakes).toBe(1);
+    expect(run.overhead_ms).toBe(run.wall_ms - run.quit_ms - run.start_ms);
+    expect(run.steps.map((s) => s.step)).toEqual(expect.arrayContaining(['copying the grok session', 'starting grok on ah-bench-grok-vega']));
+    expect(humanTable(report)).toMatch(/^handoff benchmark: grok laptop → vega/);
+    expect(lines).toHaveLength(1);
   }, 180_000);
 });
