@@ -1,15 +1,23 @@
 // Shell-agnostic remote command encoding.
 //
 // sshd runs every exec request as `$LOGIN_SHELL -c <command string>`, and the login shell may be
-// sh, bash, zsh, fish, tcsh… whose quoting rules disagree. So the command string we send is one
-// fixed text with no `'` and no `\` inside its single-quoted part, which means the same thing in
-// every one of those shells: it starts /bin/sh, which reads ONE line from stdin and evals it.
-// That line (the "header") is written by us for POSIX sh only; `read` consumes exactly that
-// line (shells read a pipe byte by byte), so the program's real stdin follows unchanged.
+// sh, bash, zsh, fish, tcsh… whose quoting rules disagree. So the command string we send means
+// the same thing in every one of those shells, and starts /bin/sh with our program (the
+// "header", written for POSIX sh only) in one of two ways:
+//   - carried (execCommandCarrying): the header is a printf format in single quotes, made of
+//     characters every login shell keeps there; /bin/sh evals what printf makes of it. The
+//     program starts with the exec request. Only for headers without a caller's own variables:
+//     a command line is visible to other users (ps), a process's environment is not, and of the
+//     environment only the login one, which is paths (LOGIN_ENV_VARS), may be seen there.
+//   - on stdin (EXEC_COMMAND): one fixed text whose /bin/sh reads ONE line from stdin and evals
+//     it; `read` consumes exactly that line (shells read a pipe byte by byte), so the program's
+//     real stdin follows unchanged. The program starts a round trip later: sshd widens a session
+//     channel's window for stdin only once its program runs.
 //
-// In the header every value is single-quoted for sh ('…'\''…'). A value containing a newline
-// would break the one-line rule, so such values are written as printf octal escapes instead:
-// `v=$(printf '\101\012x'); v=${v%x}` (the trailing x keeps trailing newlines).
+// In the header a value is a bare word when nothing in it needs quoting, else single-quoted for
+// sh ('…'\''…'). A value containing a newline would break the one-line rule, so there such values
+// are written as printf octal escapes instead: `v=$(printf '\101\012x'); v=${v%x}` (the trailing x
+// keeps trailing newlines); a carried header keeps them inside the quotes.
 import { HostError } from '../errors.js';
 
 /** The exec request string for a header sent first on stdin; identical for every login shell. */
@@ -22,8 +30,7 @@ const CARRYING_MAX = 32 * 1024;
  * The exec request string that carries `header` itself, identical for every login shell, or
  * null when it would be too long. The program then starts with the request, a round trip sooner
  * than a header on stdin: sshd opens a session channel with an empty window and widens it only
- * once the program runs. Only for headers without the login environment: a command line is
- * visible to every user of the machine (ps), a process's environment is not.
+ * once the program runs. Not for headers that export a caller's own variables (see above).
  */
 export function execCommandCarrying(header: string): string | null {
   const format = printfOctalBytes(Buffer.from(header, 'utf8'), { anyShell: true });

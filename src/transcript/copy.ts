@@ -17,7 +17,7 @@ import path from 'node:path/posix';
 import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
 import { arrivalVerdicts, describeFile } from './arrivals.js';
-import type { CopyAction, CopyRecord, CopyRequest } from './copy-types.js';
+import type { CopiedFile, CopyAction, CopyEntry, CopyRecord, CopyRequest } from './copy-types.js';
 import { destinationUnder, prepareFolders } from './destinations.js';
 import { delta, extend, writeWhole } from './file-copy.js';
 import { isAsLeft, readLeft, type LeftState } from './left-ledger.js';
@@ -83,7 +83,8 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
   const verdicts = req.arrivalsDir && asLeftEntries.length > 0 ? await arrivalVerdicts(req.source, req.arrivalsDir, asLeftEntries.map((e) => e.source)) : [];
   const verdictOf = new Map(asLeftEntries.map((e, i) => [e, verdicts[i]!]));
 
-  for (const [i, e] of req.entries.entries()) {
+  // The files side by side: each is its own, and one at a time would cost a round trip or two each.
+  const copyOne = async (e: CopyEntry, i: number): Promise<CopiedFile> => {
     const file = dests[i]!;
     const dir = path.dirname(file);
     const existing = existingOf[i] ?? null;
@@ -105,30 +106,26 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
           // The source holds just what arrived there and the target what left it: the same
           // session, nothing to send (extending by nothing would only reinstall the file).
           const content = await describeFile(target, file);
-          record.files.push({ path: file, action: 'unchanged', sha256: content.sha256, size: content.size, verbatim: e.verbatim, previous, backup: null, replacements: 0, source, content, sent: 0 });
-          continue;
+          return { path: file, action: 'unchanged', sha256: content.sha256, size: content.size, verbatim: e.verbatim, previous, backup: null, replacements: 0, source, content, sent: 0 };
         }
         const d = await delta(req, matcher, e, file, v, tag);
         if (v.kind === 'append') {
           await finish(d.built, file);
           const content = await describeFile(target, file);
-          record.files.push({ path: file, action: 'appended', sha256: content.sha256, size: content.size, verbatim: e.verbatim, previous, backup: null, replacements: d.replacements, source, content, sent: d.read });
-        } else {
-          const backup = backupName(file, tag);
-          await finish(d.built);
-          await target.rename(file, backup);
-          await target.rename(d.built, file);
-          const content = await describeFile(target, file);
-          record.files.push({ path: file, action: 'replaced', sha256: content.sha256, size: content.size, verbatim: e.verbatim, previous, backup, replacements: d.replacements, source, content, sent: d.read });
+          return { path: file, action: 'appended', sha256: content.sha256, size: content.size, verbatim: e.verbatim, previous, backup: null, replacements: d.replacements, source, content, sent: d.read };
         }
-        continue;
+        const backup = backupName(file, tag);
+        await finish(d.built);
+        await target.rename(file, backup);
+        await target.rename(d.built, file);
+        const content = await describeFile(target, file);
+        return { path: file, action: 'replaced', sha256: content.sha256, size: content.size, verbatim: e.verbatim, previous, backup, replacements: d.replacements, source, content, sent: d.read };
       }
       // A file as it was left was hashed whole with the ledger: that hash is its prefix's.
       const state = leftOf.get(file);
       const ext = await extend(req, matcher, e, file, existing.size, tag, state?.sha256Now && isAsLeft(state, existing.size) ? state.sha256Now : undefined);
       if (ext.kind === 'unchanged') {
-        record.files.push({ path: file, action: 'unchanged', sha256: ext.sha256, size: ext.size, verbatim: e.verbatim, previous, backup: null, replacements: ext.replacements, source: ext.source, content: ext.content, sent: ext.source.size });
-        continue;
+        return { path: file, action: 'unchanged', sha256: ext.sha256, size: ext.size, verbatim: e.verbatim, previous, backup: null, replacements: ext.replacements, source: ext.source, content: ext.content, sent: ext.source.size };
       }
       if (ext.kind === 'appended') {
         // Build the extended file beside it from the target's own bytes + the tail, then swap it in.
@@ -140,8 +137,7 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
           await target.remove(ext.tail);
           await target.remove(tmp);
         }
-        record.files.push({ path: file, action: 'appended', sha256: ext.sha256, size: ext.size, verbatim: e.verbatim, previous, backup: null, replacements: ext.replacements, source: ext.source, content: ext.content, sent: ext.source.size });
-        continue;
+        return { path: file, action: 'appended', sha256: ext.sha256, size: ext.size, verbatim: e.verbatim, previous, backup: null, replacements: ext.replacements, source: ext.source, content: ext.content, sent: ext.source.size };
       }
       const asLeft = isAsLeft(leftOf.get(file) ?? { left: null, sha256Now: null }, existing.size);
       if (!asLeft && !req.overwrite) {
@@ -155,8 +151,7 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
       await finish(w.tmp);
       await target.rename(file, backup);
       await target.rename(w.tmp, file);
-      record.files.push({ path: file, action: asLeft ? 'replaced' : 'overwritten', sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup, replacements: w.replacements, source: w.source, content: w.content, sent: w.source.size });
-      continue;
+      return { path: file, action: asLeft ? 'replaced' : 'overwritten', sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup, replacements: w.replacements, source: w.source, content: w.content, sent: w.source.size };
     }
 
     // An empty file there (grok's `*.lock`) stays as it is when the source's is empty too.
@@ -164,18 +159,24 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
     if (w.written && !w.installed) await finish(w.tmp, file);
     const previous = existing ? { size: 0, mode: existing.mode, mtimeMs: existing.mtimeMs } : null;
     const action: CopyAction = !existing ? 'created' : w.written ? 'overwritten' : 'unchanged';
-    record.files.push({ path: file, action, sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup: null, replacements: w.replacements, source: w.source, content: w.content, sent: w.source.size });
-  }
+    return { path: file, action, sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup: null, replacements: w.replacements, source: w.source, content: w.content, sent: w.source.size };
+  };
+  const copied = await Promise.allSettled(req.entries.map(copyOne));
+  for (const c of copied) if (c.status === 'fulfilled') record.files.push(c.value);
+  const failed = copied.find((c): c is PromiseRejectedResult => c.status === 'rejected');
+  if (failed) throw failed.reason;
   return record;
 }
 
 /** Check every written file on the target against the recorded hash and size (hashed there). */
 export async function verifyCopy(target: Host, record: CopyRecord): Promise<{ ok: boolean; mismatches: string[] }> {
-  const mismatches: string[] = [];
-  for (const f of record.files) {
-    const st = await target.stat(f.path);
-    if (st?.type !== 'file' || st.size !== f.size || (await remotePrefixHash(target, f.path, f.size)) !== f.sha256) mismatches.push(f.path);
-  }
+  const matches = await Promise.all(
+    record.files.map(async (f) => {
+      const st = await target.stat(f.path);
+      return st?.type === 'file' && st.size === f.size && (await remotePrefixHash(target, f.path, f.size)) === f.sha256;
+    }),
+  );
+  const mismatches = record.files.filter((_, i) => !matches[i]).map((f) => f.path);
   return { ok: mismatches.length === 0, mismatches };
 }
 
