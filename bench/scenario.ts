@@ -34,7 +34,16 @@ export async function prepare(world: World, project: string, agentName: string, 
   await installIntegration(world, vega, kind);
   const agent = await startFakeAgent(world, laptop, kind, p.laptop, { name: agentName, args: ['first prompt'], waitSession: false });
   try {
-    await waitFor('the first reply', async () => /Fake reply: first prompt/.test(await screen(world, laptop, agent.pane)));
+    // A new folder: claude and codex first ask whether to trust it (yes is the first choice).
+    let answered = false;
+    await waitFor('the first reply', async () => {
+      const text = await screen(world, laptop, agent.pane);
+      if (!answered && /trust this folder/i.test(text)) {
+        answered = true;
+        await herdr(world, laptop, ['pane', 'send-keys', agent.pane, 'enter']);
+      }
+      return /Fake reply: first prompt/.test(text);
+    });
     await waitFor(`${agentName} idle with its session`, async () => {
       const r = await herdr(world, laptop, ['agent', 'get', agentName]);
       const a = (r.json?.result as { agent?: { agent_status?: string; agent_session?: unknown } } | undefined)?.agent;

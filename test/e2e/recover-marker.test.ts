@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
-import { herdrOk } from '../helpers/e2e.js';
+import { installIntegration, waitFor } from '../helpers/e2e.js';
 import type { World, WorldUser } from '../world/machines.js';
 import {
   agents,
@@ -42,7 +42,7 @@ beforeAll(async () => {
   world = await useWorld();
   laptop = world.users.laptop!;
   vega = world.users.vega!;
-  await herdrOk(world, laptop, ['integration', 'install', 'pi']);
+  await installIntegration(world, laptop, 'pi');
   for (const tag of ['a', 'b']) lanes.push(await makeLane(world, 'marker', tag));
 });
 
@@ -74,7 +74,8 @@ async function markerCase(lane: Lane, point: string, expected: { agentOnVega: bo
   expect(sent.code, `${point}: ${sent.stdout}${sent.stderr}`).toBe(-1);
   const journalBefore = fs.readFileSync(journal, 'utf8');
   const vegaBefore = await vegaState(lane, id);
-  const atSourceBefore = (await agents(world, laptop)).some((a) => a.pane_id === lane.pane);
+  // The agent quit before the kill; herdr drops it from its list on its next detection tick.
+  const atSourceBefore = !(await waitFor(`herdr to see ${lane.name} gone from the laptop`, async () => !(await agents(world, laptop)).some((a) => a.pane_id === lane.pane), 5_000).catch(() => false));
   // The handoff changed vega: its worktree is placed and the marker says whose it is.
   expect(vegaBefore, point).toContain('worktrees:');
   expect(markers(vega), point).toContain(`${id}.json`);
