@@ -45,7 +45,7 @@ export interface ExecuteResult {
   start: StartResult;
   stash: StashResult;
   verified: string[];
-  /** The source pane is at its shell after the stash (herdr asked alongside it). */
+  /** The source pane was at its shell while the agent started on the target (herdr asked then). */
   sourceAtShell: boolean;
 }
 
@@ -218,17 +218,20 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
   // Built while the agents start on the target, used at the end: the stash commit costs a dozen
   // local git runs that would otherwise come after the target is verified.
   const preparedStash = opts.keepSourceChanges ? undefined : besides(prepareStash(source.host, snap, lead.id, target.host.label));
-  const started = new Map<Member, { started: Started; session: SessionCopied; quit: QuitResult }>();
+  const started = new Map<Member, { started: Started; session: SessionCopied; quit: QuitResult; atShell: Promise<boolean> }>();
   await Promise.all(
     gone.map(async ({ member: m, quit, copying }) => {
       try {
         // Each agent's cwd in the worktree: its own place in the repository.
         const session = await sessionFor(m, sides, copying, placement.worktree, markerWritten);
         const mine = { ...snap, relativeCwd: m.plan.snapshot.relativeCwd };
+        // Whether the source pane is still at the shell the quit left it at: asked while the agent
+        // starts there, not after (each look at herdr's socket waits for its next tick).
+        const atShell = besides(paneAtShell(source.herdr, m.plan.agent.pane_id).catch(() => false));
         const s = await startOnTarget(m, sides, { snap: mine, worktree: placement.worktree, session, early: early.get(m)!, integration: batch.integration, seat: seats.get(m)! }, besides);
         // Written while the agent started; without it the agent does not count as moved (see copySession).
         await session.leftRecorded;
-        started.set(m, { quit, session, started: s });
+        started.set(m, { quit, session, started: s, atShell });
       } catch (thrown) {
         await failMember(m, thrown);
       }
@@ -313,10 +316,10 @@ async function waitIdle(m: Member, sides: Sides): Promise<void> {
   });
 }
 
-/** After its verification: whether the source pane is at its shell, the backups dropped, and the target told which session the agent resumed. */
+/** After its verification: the source pane's answer kept, the backups dropped, and the target told which session the agent resumed. */
 async function finishing(
   m: Member,
-  s: { started: Started; session: SessionCopied },
+  s: { started: Started; session: SessionCopied; atShell: Promise<boolean> },
   sides: Sides,
   targetState: string,
   worktree: string,
@@ -325,10 +328,7 @@ async function finishing(
 ): Promise<void> {
   const { plan } = m;
   await Promise.all([
-    // The quit left the pane at its shell; say whether it still is, alongside the stash.
-    paneAtShell(sides.source.herdr, plan.agent.pane_id)
-      .catch(() => false)
-      .then((yes) => atShell.set(m, yes)),
+    s.atShell.then((yes) => atShell.set(m, yes)),
     // Verified: the backups of files replaced as they were left go; forced ones stay.
     discardBackups(sides.target.host, s.session.out).then((kept) => backups.set(m, kept)),
     // Written while the agent started; without it the session's way back sends whole files.
