@@ -248,7 +248,6 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
   // works on those changes).
   const everyoneMoved = moved.length === members.length;
   let stash: StashResult;
-  const atShell = new Map<Member, boolean>();
   const backups = new Map<Member, string[]>();
   try {
     stash = await shared.run('stash', 'stashing the changes at the source', async () => {
@@ -259,7 +258,7 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
         // The target is verified: it no longer needs the marker (it only points `recover` there
         // to this machine, whose journal finishes the stash should this process die now).
         target.host.remove(markerFile).catch(() => undefined),
-        ...moved.map((m) => finishing(m, started.get(m)!, sides, targetState, placement.worktree, atShell, backups)),
+        ...moved.map((m) => finishing(m, started.get(m)!, sides, targetState, placement.worktree, backups)),
       ]);
       recordShared({ kind: 'stash', stashed: s.stashed, stash: s.stash });
       return s;
@@ -272,7 +271,7 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
     return members.map((m) => outcomes.get(m)!);
   }
   for (const m of moved) {
-    const { quit, session, started: s } = started.get(m)!;
+    const { quit, session, started: s, atShell } = started.get(m)!;
     outcomes.set(m, {
       ok: true,
       done: {
@@ -289,7 +288,7 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
         start: s.start,
         stash,
         verified: s.verified,
-        sourceAtShell: atShell.get(m) ?? false,
+        sourceAtShell: await atShell,
       },
     });
   }
@@ -316,19 +315,17 @@ async function waitIdle(m: Member, sides: Sides): Promise<void> {
   });
 }
 
-/** After its verification: the source pane's answer kept, the backups dropped, and the target told which session the agent resumed. */
+/** After its verification: the backups dropped, and the target told which session the agent resumed. */
 async function finishing(
   m: Member,
-  s: { started: Started; session: SessionCopied; atShell: Promise<boolean> },
+  s: { started: Started; session: SessionCopied },
   sides: Sides,
   targetState: string,
   worktree: string,
-  atShell: Map<Member, boolean>,
   backups: Map<Member, string[]>,
 ): Promise<void> {
   const { plan } = m;
   await Promise.all([
-    s.atShell.then((yes) => atShell.set(m, yes)),
     // Verified: the backups of files replaced as they were left go; forced ones stay.
     discardBackups(sides.target.host, s.session.out).then((kept) => backups.set(m, kept)),
     // Written while the agent started; without it the session's way back sends whole files.

@@ -153,14 +153,14 @@ export function seatAgent(m: Member, sides: Sides, placed: { worktree: string; r
   // name. Another agent that holds it, or one of the batch that took it a moment ago: pick another.
   const name = (async () => {
     const wanted = toAgentName(preferred);
-    const heldBySource = (listed: AgentInfo[]): boolean => sides.sameHost && listed.some((a) => a.name === wanted && a.pane_id === agent.pane_id);
-    let listed = await target.herdr.agentList();
-    if (heldBySource(listed)) {
-      listed = (await pollUntil(async () => {
-        const now = await target.herdr.agentList();
-        return heldBySource(now) ? undefined : now;
-      }, { timeoutMs: SOURCE_NAME_RELEASE_MS, everyMs: 50 })) ?? listed;
-    }
+    let listed: AgentInfo[] = [];
+    await pollUntil(
+      async () => {
+        listed = await target.herdr.agentList();
+        return listed.some((a) => a.name === wanted && a.pane_id === agent.pane_id) ? undefined : true;
+      },
+      { timeoutMs: sides.sameHost ? SOURCE_NAME_RELEASE_MS : 0, everyMs: 50 },
+    );
     const now = listed.map((a) => a.name).filter((n): n is string => !!n);
     const chosen = uniqueAgentName(wanted, new Set([...now, ...desk.taken]));
     desk.taken.add(chosen);

@@ -55,11 +55,9 @@ function singleQuote(value: string): string {
 /** Characters a word may hold unquoted: sh gives none of them a meaning there, in an assignment neither. */
 const BARE_WORD = /^[A-Za-z0-9_/.,:=+@-]+$/;
 
-/** What a character costs in a carried header (printfOctalBytes with `anyShell`). */
+/** What `text` costs in a carried header: its length once escaped as execCommandCarrying escapes it. */
 function carriedCost(text: string): number {
-  let n = 0;
-  for (const ch of text) n += ch === "'" || ch === '\\' || ch === '!' || ch < ' ' || ch > '~' ? 4 : ch === '%' ? 2 : 1;
-  return n;
+  return printfOctalBytes(Buffer.from(text, 'utf8'), { anyShell: true }).length;
 }
 
 /**

@@ -170,13 +170,11 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
 
 /** Check every written file on the target against the recorded hash and size (hashed there). */
 export async function verifyCopy(target: Host, record: CopyRecord): Promise<{ ok: boolean; mismatches: string[] }> {
-  const matches = await Promise.all(
-    record.files.map(async (f) => {
-      const st = await target.stat(f.path);
-      return st?.type === 'file' && st.size === f.size && (await remotePrefixHash(target, f.path, f.size)) === f.sha256;
-    }),
-  );
-  const mismatches = record.files.filter((_, i) => !matches[i]).map((f) => f.path);
+  const mismatches: string[] = [];
+  for (const f of record.files) {
+    const st = await target.stat(f.path);
+    if (st?.type !== 'file' || st.size !== f.size || (await remotePrefixHash(target, f.path, f.size)) !== f.sha256) mismatches.push(f.path);
+  }
   return { ok: mismatches.length === 0, mismatches };
 }
 
