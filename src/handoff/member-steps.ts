@@ -8,14 +8,13 @@ import { undoCopy } from '../transcript/copy.js';
 import { destinationUnder, lookAtDestinations, type DestinationLook } from '../transcript/destinations.js';
 import { ledgerDir, recordLeft } from '../transcript/left-ledger.js';
 import type { Placement } from '../../adapters/adapter.js';
-import type { AgentInfo } from '../herdr/schemas.js';
-import { pollUntil } from '../sleep.js';
 import { hostStateDir } from './marker.js';
 import { sessionIntent } from './intents.js';
 import type { Member } from './member.js';
 import { cwdIn } from './plan.js';
 import { copySessionUnit } from './session-copy.js';
 import type { Sides } from './sides.js';
+import { agentsAfterPaneReleased, PANE_RELEASE_MS } from './quit.js';
 import { openPane, startAgent, toAgentName, uniqueAgentName, type AgentPane, type StartResult } from './start.js';
 import { checkTargetFiles, verify } from './verify.js';
 
@@ -134,9 +133,6 @@ export interface Seat {
   name: Promise<string>;
 }
 
-/** herdr notices an agent's exit on its next detection tick (0.3–0.5 s), with room for a busy machine. */
-const SOURCE_NAME_RELEASE_MS = 1500;
-
 /**
  * Make the agent's pane in the worktree where its work landed (in a workspace of its own, or
  * beside the pane of an agent that shared its source workspace) and choose its name among the
@@ -153,14 +149,7 @@ export function seatAgent(m: Member, sides: Sides, placed: { worktree: string; r
   // name. Another agent that holds it, or one of the batch that took it a moment ago: pick another.
   const name = (async () => {
     const wanted = toAgentName(preferred);
-    let listed: AgentInfo[] = [];
-    await pollUntil(
-      async () => {
-        listed = await target.herdr.agentList();
-        return listed.some((a) => a.name === wanted && a.pane_id === agent.pane_id) ? undefined : true;
-      },
-      { timeoutMs: sides.sameHost ? SOURCE_NAME_RELEASE_MS : 0, everyMs: 50 },
-    );
+    const listed = await agentsAfterPaneReleased(target.herdr, agent.pane_id, sides.sameHost ? PANE_RELEASE_MS : 0);
     const now = listed.map((a) => a.name).filter((n): n is string => !!n);
     const chosen = uniqueAgentName(wanted, new Set([...now, ...desk.taken]));
     desk.taken.add(chosen);

@@ -1,6 +1,7 @@
 // Quit the agent cleanly so nothing else writes its transcript, then wait until its pane's shell
 // owns the terminal again.
 import type { HerdrClient } from '../herdr/client.js';
+import type { AgentInfo } from '../herdr/schemas.js';
 import { pollUntil, sleep } from '../sleep.js';
 import { quitFailed, type ScreenClassifier } from './screens.js';
 import { killInside } from './test-hooks.js';
@@ -19,6 +20,35 @@ export interface QuitPlan {
 export async function paneAtShell(herdr: HerdrClient, pane: string): Promise<boolean> {
   const info = await herdr.processInfo(pane);
   return info.shell_pid != null && info.foreground_process_group_id === info.shell_pid;
+}
+
+/**
+ * An agent runs in `pane`: herdr lists one there and the pane's shell does not own the terminal.
+ * herdr's list keeps an agent that quit until its next detection tick; the pane's foreground
+ * tells at once. A pane that is gone runs nothing.
+ */
+export async function agentRunsIn(herdr: HerdrClient, pane: string): Promise<boolean> {
+  if (!(await herdr.agentList()).some((a) => a.pane_id === pane)) return false;
+  return !(await paneAtShell(herdr, pane).catch(() => true));
+}
+
+/** herdr notices an agent's exit on its next detection tick (0.3–0.5 s), with room for a busy machine. */
+export const PANE_RELEASE_MS = 1500;
+
+/**
+ * herdr's agents once it no longer lists one in `pane` (an agent that quit keeps its entry, and
+ * its name, until herdr's next detection tick), waiting up to `timeoutMs`; the last list seen.
+ */
+export async function agentsAfterPaneReleased(herdr: HerdrClient, pane: string, timeoutMs: number): Promise<AgentInfo[]> {
+  let listed: AgentInfo[] = [];
+  await pollUntil(
+    async () => {
+      listed = await herdr.agentList();
+      return listed.some((a) => a.pane_id === pane) ? undefined : true;
+    },
+    { timeoutMs, everyMs: 50 },
+  );
+  return listed;
 }
 
 export interface QuitResult {

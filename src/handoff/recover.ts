@@ -22,7 +22,7 @@ import { hostStateDir } from './marker.js';
 import { HandoffRecord } from './records.js';
 import { rollback, type RollbackReport } from './rollback.js';
 import { isShared, ownRecords } from './member.js';
-import { clearTypedQuit, paneAtShell } from './quit.js';
+import { agentRunsIn, clearTypedQuit, paneAtShell } from './quit.js';
 import { pollUntil } from '../sleep.js';
 
 export interface RecoverStep {
@@ -283,7 +283,7 @@ async function recoverClaimed(dir: string, id: string, opts: { forceRollback: bo
     const sides = { source: { host: source, herdr: new HerdrClient(source) }, target: { host: target, herdr: new HerdrClient(target) } };
 
     const agentRec = records.filter((r): r is Extract<HandoffRecord, { kind: 'workspace' }> => r.kind === 'workspace').pop();
-    const targetAlive = agentRec ? (await sides.target.herdr.agentList()).some((a) => a.pane_id === agentRec.pane) : false;
+    const targetAlive = agentRec ? await agentRunsIn(sides.target.herdr, agentRec.pane) : false;
     const canComplete = !opts.forceRollback && done.has('start') && targetAlive;
     if (canComplete) {
       steps.push({ step: 'start', status: 'recovered', detail: `The agent already runs on ${target.label} (pane ${agentRec!.pane}).` });
@@ -327,7 +327,7 @@ async function recoverClaimed(dir: string, id: string, opts: { forceRollback: bo
       sourceAlive = settled.alive;
       steps.push(settled.step);
     } else {
-      sourceAlive = quit ? (await sides.source.herdr.agentList()).some((a) => a.pane_id === quit.pane) : true;
+      sourceAlive = quit ? await agentRunsIn(sides.source.herdr, quit.pane) : true;
     }
     const report = await rollback(sides, recordsToUndo(records, siblings), { restart: !sourceAlive, alreadyUndone: undoneBefore(events) });
     if (sourceAlive && quit) steps.push({ step: 'restart', status: 'recovered', detail: `The agent already runs at the source (pane ${quit.pane}).` });

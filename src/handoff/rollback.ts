@@ -10,7 +10,7 @@ import { undoPlacement } from '../git/place.js';
 import { pollUntil } from '../sleep.js';
 import type { HandoffRecord } from './records.js';
 import { undoCopy } from '../transcript/copy.js';
-import { paneAtShell } from './quit.js';
+import { agentsAfterPaneReleased, PANE_RELEASE_MS, paneAtShell } from './quit.js';
 import { uniqueAgentName } from './start.js';
 import { undoPlacementIntent, undoSessionIntent } from './intents.js';
 import { adapterFor } from '../../adapters/index.js';
@@ -45,8 +45,10 @@ export async function restartAtSource(herdr: HerdrClient, rec: Extract<HandoffRe
   try {
     // The pane must be back at its shell (it is, after a quit; wait briefly if not).
     await pollUntil(async () => ((await paneAtShell(herdr, rec.pane)) ? true : undefined), { timeoutMs: 5_000 });
-    // The pane's own entry is the agent that quit (herdr may not have caught up yet): its name is ours.
-    const taken = new Set((await herdr.agentList()).filter((a) => a.pane_id !== rec.pane).map((a) => a.name).filter((n): n is string => !!n));
+    // The pane's own entry is the agent that quit: its name is ours once herdr lets it go (herdr
+    // refuses a name a listed agent holds).
+    const listed = await agentsAfterPaneReleased(herdr, rec.pane, PANE_RELEASE_MS);
+    const taken = new Set(listed.filter((a) => a.pane_id !== rec.pane).map((a) => a.name).filter((n): n is string => !!n));
     const name = rec.name && !taken.has(rec.name) ? rec.name : uniqueAgentName(rec.name ?? `${rec.agentKind}`, taken);
     await herdr.agentStart(name, rec.agentKind, rec.pane, rec.restartArgs, 30_000).catch((err: unknown) => {
       // A start that times out on a screen still leaves the agent running in the pane.
