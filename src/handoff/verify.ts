@@ -4,7 +4,7 @@ import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
 import { headAndWorkingTree, type Snapshot } from '../git/snapshot.js';
 import type { CopyRecord } from '../transcript/copy-types.js';
-import { remotePrefixHash } from '../transcript/target-files.js';
+import { remotePrefixHashes } from '../transcript/target-files.js';
 import type { Plan } from './plan.js';
 import type { Sides } from './sides.js';
 import type { StartResult } from './start.js';
@@ -57,9 +57,11 @@ export async function verify(plan: Plan, sides: Sides, started: StartResult, fil
  * written by the agent since, which is no failure of the copy.
  */
 async function sessionInPlace(host: Host, session: CopyRecord): Promise<string[]> {
+  // Every file's prefix hashed by one program; only a file that differs is looked at again.
+  const hashes = await remotePrefixHashes(host, session.files).catch(() => session.files.map(() => null));
   const ok = await Promise.all(
-    session.files.map(async (f) => {
-      if ((await remotePrefixHash(host, f.path, f.size).catch(() => null)) === f.sha256) return true;
+    session.files.map(async (f, i) => {
+      if (hashes[i] === f.sha256) return true;
       const now = await host.stat(f.path).catch(() => null);
       // SFTP sets times in whole seconds: ours is the source's mtime to the second.
       return now?.type === 'file' && f.source !== undefined && now.mtimeMs - f.source.mtimeMs >= 1000;

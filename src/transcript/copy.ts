@@ -19,6 +19,7 @@ import type { Host } from '../host/host.js';
 import { arrivalVerdicts, describeFile } from './arrivals.js';
 import type { CopiedFile, CopyAction, CopyEntry, CopyRecord, CopyRequest } from './copy-types.js';
 import { destinationUnder, prepareFolders } from './destinations.js';
+import { bundleMembers, installBundle } from './file-bundle.js';
 import { delta, extend, writeWhole } from './file-copy.js';
 import { isAsLeft, readLeft, type LeftState } from './left-ledger.js';
 import { matcherFor, RewriteMatcher } from './rewrite-matcher.js';
@@ -161,9 +162,32 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
     const action: CopyAction = !existing ? 'created' : w.written ? 'overwritten' : 'unchanged';
     return { path: file, action, sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup: null, replacements: w.replacements, source: w.source, content: w.content, sent: w.source.size };
   };
-  const copied = await Promise.allSettled(req.entries.map(copyOne));
-  for (const c of copied) if (c.status === 'fulfilled') record.files.push(c.value);
-  const failed = copied.find((c): c is PromiseRejectedResult => c.status === 'rejected');
+  // New files small enough to hold go in one program; the rest each in its own, beside it.
+  const bundled = bundleMembers(req.entries.flatMap((entry, i) => (existingOf[i] === null ? [{ entry, file: dests[i]!, i }] : [])));
+  const copyBundled = async (): Promise<PromiseSettledResult<CopiedFile>[]> => {
+    const outcome = await installBundle(req, matcher, bundled, path.dirname(bundled[0]!.file));
+    // A target without tar: one by one after all.
+    if (outcome.kind === 'no_tools') return Promise.allSettled(bundled.map((m) => copyOne(m.entry, m.i)));
+    const placed = new Map(outcome.files.map((f) => [f.path, f]));
+    return bundled.map((m) => {
+      const f = placed.get(m.file);
+      return f ? { status: 'fulfilled', value: f } : { status: 'rejected', reason: outcome.error };
+    });
+  };
+  const settled: PromiseSettledResult<CopiedFile>[] = [];
+  const inBundle = new Set(bundled.map((m) => m.i));
+  await Promise.all([
+    bundled.length === 0
+      ? null
+      : copyBundled().then(
+          (rs) => rs.forEach((r, k) => (settled[bundled[k]!.i] = r)),
+          (err: unknown) => bundled.forEach((m) => (settled[m.i] = { status: 'rejected', reason: err })),
+        ),
+    ...req.entries.map((e, i) => (inBundle.has(i) ? null : Promise.allSettled([copyOne(e, i)]).then(([r]) => (settled[i] = r!)))),
+  ]);
+  // Every file settled before a failure is reported, so the undo never races a write.
+  for (const c of settled) if (c.status === 'fulfilled') record.files.push(c.value);
+  const failed = settled.find((c): c is PromiseRejectedResult => c.status === 'rejected');
   if (failed) throw failed.reason;
   return record;
 }

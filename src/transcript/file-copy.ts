@@ -20,7 +20,7 @@ interface SourceSeen {
 }
 
 /** The (rewritten) bytes of an entry as a stream, how many replacements it made, and the source's own bytes' hash. */
-async function sourceBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, part?: { range: ByteRange; padFirstLine: boolean }): Promise<{ stream: Readable; counted: () => number; seen: SourceSeen }> {
+export async function sourceBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, part?: { range: ByteRange; padFirstLine: boolean }): Promise<{ stream: Readable; counted: () => number; seen: SourceSeen }> {
   // Session files are text: they may cross compressed (the host decides; we see the file's bytes).
   const raw = await req.source.readStream(e.source, part?.range, { compress: true });
   const hash = createHash('sha256');

@@ -34,6 +34,26 @@ const PREFIX_HASH_SCRIPT = [
   'head -c "$n" <"$f" | h',
 ].join('\n');
 
+/**
+ * The sha256 of a prefix of each of `files` on `host` (`size` bytes of `path`), one program for
+ * them all: null for a file that is not a regular file there.
+ */
+export async function remotePrefixHashes(host: Host, files: readonly { path: string; size: number }[]): Promise<(string | null)[]> {
+  if (files.length === 0) return [];
+  const r = await host.run(['/bin/sh', '-c', PREFIX_HASHES_SCRIPT, 'sh', ...files.flatMap((f) => [String(f.size), f.path])]);
+  if (r.exitCode === MISSING_HASH_TOOL) {
+    throw new HandoffError('missing_tool', `Neither sha256sum nor shasum is installed on ${host.label}.`, { fix: `Install coreutils (sha256sum) on ${host.label}.` });
+  }
+  const lines = r.stdout.split('\n');
+  if (r.exitCode !== 0 || lines.length < files.length) {
+    throw new HandoffError('hash_failed', `Could not hash the session files on ${host.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`, { fix: `Check that the session files are readable on ${host.label}.` });
+  }
+  return files.map((_, i) => (/^[0-9a-f]{64}$/.test(lines[i]!) ? lines[i]! : null));
+}
+
+/** Pairs of (byte count, file): a line each, the prefix's sha256 or `-` for a file that is not a regular one. */
+const PREFIX_HASHES_SCRIPT = [HASH_FN, 'while [ "$#" -ge 2 ]; do', '  if [ -f "$2" ]; then head -c "$1" <"$2" | h; else echo -; fi', '  shift 2', 'done'].join('\n');
+
 /** $2 given the ISO time $3 (atime and mtime alike: one touch), then renamed to $4 ('' = stay). */
 const TIMES_AND_RENAME = 'touch -d "$3" -- "$2" && { [ -z "$4" ] || mv -f -- "$2" "$4"; }';
 /** $1 mode (octal), $2 file, $3 ISO time for atime and mtime, $4 where to rename it ('' = stay). */

@@ -7,6 +7,7 @@ import { LocalHost } from '../../src/host/local.js';
 import type { RunOptions } from '../../src/host/host.js';
 import { copyUnit, discardBackups, undoCopy, verifyCopy, type CopyEntry } from '../../src/transcript/copy.js';
 import { destinationUnder } from '../../src/transcript/destinations.js';
+import { BUNDLE_FILE_MAX } from '../../src/transcript/file-bundle.js';
 import { remotePrefixHash } from '../../src/transcript/target-files.js';
 import { buildRewritePlan } from '../../src/transcript/rewrite-plan.js';
 import { rewriteBuffer } from '../../src/transcript/rewrite.js';
@@ -73,7 +74,7 @@ function put(file: string, data: string | Buffer, mode = 0o600, mtimeMs = MTIME)
   fs.writeFileSync(file, data, { mode });
   fs.chmodSync(file, mode);
   fs.utimesSync(file, mtimeMs / 1000, mtimeMs / 1000);
-  return { source: file, dest: '', verbatim: false, mode, mtimeMs };
+  return { source: file, dest: '', verbatim: false, size: Buffer.byteLength(data), mode, mtimeMs };
 }
 
 const plan = buildRewritePlan({
@@ -131,8 +132,8 @@ describe('copyUnit between two hosts', () => {
   it('writes a small file in one go and streams a large one, rewritten the same either way', async () => {
     const w = world();
     const root = path.join(w.dst, 'store');
-    const big = Array.from({ length: 3000 }, (_, i) => `{"cwd":"/src/repo","n":${i}}\n`).join('');
-    expect(Buffer.byteLength(big)).toBeGreaterThan(64 * 1024);
+    const big = Array.from({ length: 45_000 }, (_, i) => `{"cwd":"/src/repo","n":${i}}\n`).join('');
+    expect(Buffer.byteLength(big)).toBeGreaterThan(BUNDLE_FILE_MAX);
     const entries = [
       { ...put(path.join(w.src, 'small.jsonl'), LINES.join('')), dest: 'small.jsonl' },
       { ...put(path.join(w.src, 'big.jsonl'), big), dest: 'big.jsonl' },
@@ -154,6 +155,57 @@ describe('copyUnit between two hosts', () => {
     expect(target.fedPrograms).toBe(1);
     expect(modeOf(path.join(root, 'small.jsonl'))).toBe(0o600);
     expect(fs.statSync(path.join(root, 'small.jsonl')).mtimeMs).toBe(MTIME);
+  });
+
+  it('writes several new files with one program (grok\'s dozen small files), each with its mode and mtime, a large one streamed beside', async () => {
+    const w = world();
+    const root = path.join(w.dst, 'store');
+    const big = Array.from({ length: 45_000 }, (_, i) => `{"cwd":"/src/repo","n":${i}}\n`).join('');
+    const entries = [
+      ...unitIn(w),
+      { ...put(path.join(w.src, 's/summary.json.lock'), ''), dest: 'projects/-dst-wt/s/summary.json.lock' },
+      { ...put(path.join(w.src, 's/tool_definitions.json'), '{"x":"/src/repo"}', 0o640, MTIME - 7000), dest: 'projects/-dst-wt/s/tool_definitions.json' },
+      { ...put(path.join(w.src, 'big.jsonl'), big), dest: 'big.jsonl' },
+    ];
+    const target = new CountingHost({ env: { ...process.env, HOME: w.dst } });
+    const rec = await copyUnit({ source: w.source, target, entries, targetRoot: root, plan });
+    // The five small files: one program; the large one: its stream.
+    expect(target.fedPrograms).toBe(1);
+    expect(rec.files.map((f) => [path.relative(root, f.path), f.action])).toEqual(entries.map((e) => [e.dest, 'created']));
+    expect(fs.readFileSync(path.join(root, 'projects/-dst-wt/s.jsonl'), 'utf8')).toBe(rewritten(LINES.join('')).toString());
+    expect(fs.readFileSync(path.join(root, 'file-history/s/0ca05dce0b0853a5@v1'), 'utf8')).toBe('old /src/repo content\n');
+    expect(fs.readFileSync(path.join(root, 'projects/-dst-wt/s/tool_definitions.json'), 'utf8')).toBe('{"x":"/dst/wt"}');
+    expect(fs.readFileSync(path.join(root, 'projects/-dst-wt/s/summary.json.lock'), 'utf8')).toBe('');
+    expect(fs.readFileSync(path.join(root, 'big.jsonl'))).toEqual(rewritten(big));
+    expect(modeOf(path.join(root, 'projects/-dst-wt/s/tool_definitions.json'))).toBe(0o640);
+    expect(fs.statSync(path.join(root, 'projects/-dst-wt/s/tool_definitions.json')).mtimeMs).toBe(MTIME - 7000);
+    expect(fs.statSync(path.join(root, 'file-history/s/0ca05dce0b0853a5@v1')).mtimeMs).toBe(MTIME - 5000);
+    for (const f of rec.files) expect(f.sha256).toBe(sha(fs.readFileSync(f.path)));
+    expect(rec.files.find((f) => f.path.endsWith('tool_definitions.json'))?.replacements).toBe(1);
+    expect(fs.readdirSync(root, { recursive: true }).map(String).filter((n) => n.includes('.ah-'))).toEqual([]);
+    expect(await verifyCopy(target, rec)).toEqual({ ok: true, mismatches: [] });
+    await undoCopy(target, rec);
+    expect(fs.existsSync(root)).toBe(false);
+  });
+
+  it('writes the new files one by one on a target without tar', async () => {
+    const w = world();
+    const root = path.join(w.dst, 'store');
+    // Every tool the programs use, but no tar.
+    const bin = path.join(w.dst, 'bin-without-tar');
+    fs.mkdirSync(bin);
+    for (const tool of ['sh', 'cat', 'chmod', 'touch', 'mv', 'rm', 'mkdir', 'mktemp', 'gzip', 'head', 'sha256sum', 'cut', 'df', 'tail', 'wc', 'tr']) {
+      const found = ['/usr/bin', '/bin'].map((d) => path.join(d, tool)).find((p) => fs.existsSync(p));
+      if (found) fs.symlinkSync(found, path.join(bin, tool));
+    }
+    const target = new CountingHost({ env: { ...process.env, HOME: w.dst, PATH: bin } });
+    const entries = unitIn(w);
+    const rec = await copyUnit({ source: w.source, target, entries, targetRoot: root, plan });
+    // The bundle's program answered "no tar" at once; then one program per file.
+    expect(target.fedPrograms).toBe(1 + entries.length);
+    expect(rec.files.map((f) => f.action)).toEqual(['created', 'created', 'created']);
+    expect(fs.readFileSync(path.join(root, 'projects/-dst-wt/s.jsonl'), 'utf8')).toBe(rewritten(LINES.join('')).toString());
+    expect(fs.statSync(path.join(root, 'file-history/s/0ca05dce0b0853a5@v1')).mtimeMs).toBe(MTIME - 5000);
   });
 
   it('is unchanged on a second run, and appends only the new tail when the session comes back longer', async () => {

@@ -1,0 +1,114 @@
+// BUNDLE_INSTALL_SCRIPT (src/transcript/file-bundle.ts), the program that puts a unit's new files in
+// place from one tar stream, under each POSIX shell: hostile destination names are only data, each
+// file gets its bytes, mode and time, a failure part-way says which files are in place, a target
+// without tar is told apart before anything is written, and the unpacking folder never stays.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { packTar } from 'modern-tar';
+import { describe, expect, it } from 'vitest';
+import { BUNDLE_INSTALL_SCRIPT, BUNDLE_NO_TOOLS, bundleArgv, bundleMembers, BUNDLE_FILE_MAX, BUNDLE_TOTAL_MAX } from '../../src/transcript/file-bundle.js';
+import type { CopyEntry } from '../../src/transcript/copy-types.js';
+import { POSIX_SHELLS } from '../helpers/posix-shells.js';
+import { tempDirs } from '../helpers/temp-dirs.js';
+import { hostileArgs } from '../host/hostile-args.js';
+
+const tempDir = tempDirs('ah-file-bundle-');
+const MTIME = Date.UTC(2026, 10, 30, 16, 1, 13, 250);
+
+const entry = (size: number, mode = 0o600, mtimeMs = MTIME): CopyEntry => ({ source: '/src/x', dest: 'x', verbatim: false, size, mode, mtimeMs });
+
+/** A tar of `contents` whose members are named 0, 1, … as installBundle packs them. */
+async function archive(contents: readonly Buffer[], gzipped: boolean): Promise<Buffer> {
+  const tar = Buffer.from(await packTar(contents.map((body, i) => ({ header: { name: String(i), size: body.length, type: 'file', mode: 0o600 }, body }))));
+  return gzipped ? zlib.gzipSync(tar) : tar;
+}
+
+const which = (program: string) => execFileSync('sh', ['-c', 'command -v "$1"', 'sh', program], { encoding: 'utf8' }).trim();
+
+/** Run the program under `shell` as installBundle does; exit code, stdout and stderr. */
+function run(shell: readonly string[], argv: readonly string[], stdin: Buffer, env: NodeJS.ProcessEnv = process.env) {
+  expect(argv.slice(0, 4)).toEqual(['/bin/sh', '-c', BUNDLE_INSTALL_SCRIPT, 'sh']);
+  try {
+    const stdout = execFileSync(which(shell[0]!), [...shell.slice(1), '-c', BUNDLE_INSTALL_SCRIPT, 'sh', ...argv.slice(4)], { input: stdin, env, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+    return { code: 0, stdout, stderr: '' };
+  } catch (err) {
+    const e = err as { status: number; stdout: string; stderr: string };
+    return { code: e.status, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** Hostile names usable as one file name each (no '/', not empty, not too long, no '.'/'..'). */
+function hostileNames(canaries: string): string[] {
+  const names = hostileArgs(canaries).map((a) => a.replaceAll('/', '∕')).filter((a) => a !== '' && a !== '.' && a !== '..' && Buffer.byteLength(a) < 200);
+  return [...new Set(names)];
+}
+
+describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('BUNDLE_INSTALL_SCRIPT under %s', (_name, shell) => {
+  it.each([true, false])('puts each file in place under a hostile name, with its bytes, mode and time (gzipped: %s)', async (gzipped) => {
+    const dir = tempDir();
+    const canaries = path.join(dir, 'canaries');
+    fs.mkdirSync(canaries);
+    const into = path.join(dir, 'session dir $(x)');
+    fs.mkdirSync(into);
+    const names = hostileNames(canaries);
+    const contents = names.map((n, i) => (i % 7 === 3 ? Buffer.alloc(0) : Buffer.from(`{"n":${i},"name":${JSON.stringify(n)}}\n\0\xff`, 'latin1')));
+    const members = names.map((n, i) => ({ entry: entry(contents[i]!.length, i % 2 ? 0o644 : 0o600, MTIME - i * 1000), file: path.join(into, n) }));
+    const r = run(shell, bundleArgv(into, gzipped, members), await archive(contents, gzipped));
+    expect(r).toEqual({ code: 0, stdout: names.map((_, i) => `${i}\n`).join(''), stderr: '' });
+    names.forEach((n, i) => {
+      const f = path.join(into, n);
+      expect(fs.readFileSync(f)).toEqual(contents[i]);
+      expect(fs.statSync(f).mode & 0o777).toBe(i % 2 ? 0o644 : 0o600);
+      expect(fs.statSync(f).mtimeMs).toBe(MTIME - i * 1000);
+    });
+    expect(fs.readdirSync(into).sort()).toEqual([...names].sort());
+    expect(fs.readdirSync(canaries)).toEqual([]);
+  });
+
+  it('stops at a file it cannot place: those before are in place and named, the rest are not, nothing is left unpacked', async () => {
+    const dir = tempDir();
+    const into = path.join(dir, 'in');
+    fs.mkdirSync(into);
+    const files = [path.join(into, 'a'), path.join(into, 'b'), path.join(dir, 'missing folder', 'c'), path.join(into, 'd')];
+    const contents = files.map((f) => Buffer.from(`bytes of ${f}\n`));
+    const r = run(shell, bundleArgv(into, true, files.map((file, i) => ({ entry: entry(contents[i]!.length), file }))), await archive(contents, true));
+    expect(r.code).toBe(73);
+    expect(r.stdout).toBe('0\n1\n');
+    expect(fs.readdirSync(into).sort()).toEqual(['a', 'b']);
+  });
+
+  it('refuses a stream that is not the bundle, placing nothing', () => {
+    const dir = tempDir();
+    const r = run(shell, bundleArgv(dir, true, [{ entry: entry(3), file: path.join(dir, 'a') }, { entry: entry(3), file: path.join(dir, 'b') }]), Buffer.from('not gzip at all'));
+    expect(r.code).toBe(71);
+    expect(r.stdout).toBe('');
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it(`answers ${BUNDLE_NO_TOOLS} before writing anything where there is no tar`, async () => {
+    const dir = tempDir();
+    const bin = path.join(dir, 'bin');
+    fs.mkdirSync(bin);
+    for (const tool of ['mktemp', 'gzip', 'cat', 'chmod', 'touch', 'mv', 'rm']) fs.symlinkSync(which(tool), path.join(bin, tool));
+    const into = path.join(dir, 'in');
+    fs.mkdirSync(into);
+    const r = run(shell, bundleArgv(into, true, [{ entry: entry(1), file: path.join(into, 'a') }]), await archive([Buffer.from("a")], true), { PATH: bin, HOME: dir });
+    expect(r).toEqual({ code: BUNDLE_NO_TOOLS, stdout: "", stderr: "" });
+    expect(fs.readdirSync(into)).toEqual([]);
+  });
+});
+
+describe('bundleMembers', () => {
+  const c = (size: number | undefined) => ({ entry: { ...entry(0), size } as CopyEntry });
+
+  it('takes the small files, in order, while they fit together; two at least, or none', () => {
+    expect(bundleMembers([c(10), c(20), c(30)]).map((m) => m.entry.size)).toEqual([10, 20, 30]);
+    expect(bundleMembers([c(10)])).toEqual([]);
+    expect(bundleMembers([c(10), c(BUNDLE_FILE_MAX + 1)])).toEqual([]);
+    expect(bundleMembers([c(10), c(undefined), c(5)]).map((m) => m.entry.size)).toEqual([10, 5]);
+    const many = Array.from({ length: 10 }, () => c(BUNDLE_FILE_MAX));
+    expect(bundleMembers(many)).toHaveLength(BUNDLE_TOTAL_MAX / BUNDLE_FILE_MAX);
+  });
+});
