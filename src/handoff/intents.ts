@@ -12,6 +12,7 @@ import type { PlacementPlan } from '../git/placement-decide.js';
 import { workingTree } from '../git/snapshot.js';
 import { listWorktrees, worktreeHome } from '../git/worktrees.js';
 import { backupName, undoCopy, type CopyRecord } from '../transcript/copy.js';
+import { bundleFolder } from '../transcript/file-bundle.js';
 import type { DestinationLook } from '../transcript/destinations.js';
 
 const Oid = z.string().regex(/^[0-9a-f]{40,64}$/);
@@ -179,6 +180,8 @@ export async function undoSessionIntent(target: Host, intent: SessionIntent): Pr
     if (f.previous === null) record.files.push({ path: f.path, action: 'created', sha256: '', size: now.size, verbatim: false, previous: null, backup: null, replacements: 0 });
     else if (now.size > f.previous.size) record.files.push({ path: f.path, action: 'appended', sha256: '', size: now.size, verbatim: false, previous: f.previous, backup: null, replacements: 0 });
   }
+  // A bundle's unpacking folder, left by a program killed part-way (file-bundle.ts).
+  for (const dir of new Set(intent.files.map((f) => path.dirname(f.path)))) await target.remove(bundleFolder(dir, intent.tag), { recursive: true });
   for (const d of intent.missingDirs) if (await target.stat(d)) record.createdDirs.push(d);
   await undoCopy(target, record);
 }

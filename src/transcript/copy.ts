@@ -19,7 +19,7 @@ import type { Host } from '../host/host.js';
 import { arrivalVerdicts, describeFile } from './arrivals.js';
 import type { CopiedFile, CopyAction, CopyEntry, CopyRecord, CopyRequest } from './copy-types.js';
 import { destinationUnder, prepareFolders } from './destinations.js';
-import { bundleMembers, installBundle } from './file-bundle.js';
+import { bundleFolder, bundleMembers, installBundle } from './file-bundle.js';
 import { delta, extend, writeWhole } from './file-copy.js';
 import { isAsLeft, readLeft, type LeftState } from './left-ledger.js';
 import { matcherFor, RewriteMatcher } from './rewrite-matcher.js';
@@ -165,7 +165,7 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
   // New files small enough to hold go in one program; the rest each in its own, beside it.
   const bundled = bundleMembers(req.entries.flatMap((entry, i) => (existingOf[i] === null ? [{ entry, file: dests[i]!, i }] : [])));
   const copyBundled = async (): Promise<PromiseSettledResult<CopiedFile>[]> => {
-    const outcome = await installBundle(req, matcher, bundled, path.dirname(bundled[0]!.file));
+    const outcome = await installBundle(req, matcher, bundled, bundleFolder(path.dirname(bundled[0]!.file), tag));
     // A target without tar: one by one after all.
     if (outcome.kind === 'no_tools') return Promise.allSettled(bundled.map((m) => copyOne(m.entry, m.i)));
     const placed = new Map(outcome.files.map((f) => [f.path, f]));

@@ -3,6 +3,7 @@
 // into place. Grok's session is a dozen small files: one program each cost a round trip or two
 // apiece, one program for them all costs one. The archive names its members 0, 1, 2…: no path from
 // a session ever reaches tar; the destinations are the program's positional arguments.
+import path from 'node:path/posix';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { packTar, type TarEntry } from 'modern-tar';
@@ -23,17 +24,18 @@ export const BUNDLE_TOTAL_MAX = 8 * 1024 * 1024;
 export const BUNDLE_NO_TOOLS = 69;
 
 /**
- * $1 the folder beside the files to unpack in, $2 1 when stdin is gzipped; then per member i
- * (0, 1, …) three arguments: its mode (octal), its time (ISO, atime and mtime alike) and its
- * destination. Prints each member's number once it is in place; on a failure the members not
- * printed were not installed. The unpacking folder is private and removed whatever happens.
+ * $1 the folder to unpack in (made, private; one of an earlier attempt is replaced), $2 1 when
+ * stdin is gzipped; then per member i (0, 1, …) three arguments: its mode (octal), its time (ISO,
+ * atime and mtime alike) and its destination. Prints each member's number once it is in place; on
+ * a failure the members not printed were not installed. The folder is removed when it ends (and
+ * by the session's undo, should the program be killed).
  */
 export const BUNDLE_INSTALL_SCRIPT = [
   'umask 077',
-  'dir=$1; z=$2; shift 2',
+  't=$1; z=$2; shift 2',
   `command -v tar >/dev/null 2>&1 || exit ${BUNDLE_NO_TOOLS}`,
   `if [ "$z" = 1 ]; then command -v gzip >/dev/null 2>&1 || exit ${BUNDLE_NO_TOOLS}; fi`,
-  't=$(mktemp -d "$dir/.ah-bundle.XXXXXX") || exit 70',
+  'rm -rf -- "$t" && mkdir -- "$t" || exit 70',
   "trap 'rm -rf -- \"$t\"' EXIT",
   'if [ "$z" = 1 ]; then gzip -dc; else cat; fi | (cd -- "$t" && tar -x -o -f -) || { echo "could not unpack the session files" >&2; exit 71; }',
   'i=0',
@@ -45,6 +47,11 @@ export const BUNDLE_INSTALL_SCRIPT = [
   '  i=$((i + 1)); shift 3',
   'done',
 ].join('\n');
+
+/** Where a bundle is unpacked: a private folder beside its first file, named by the copy's tag. */
+export function bundleFolder(dir: string, tag: string): string {
+  return path.join(dir, `.ah-bundle-${tag}`);
+}
 
 /** One new file of the unit: its entry and its absolute destination on the target. */
 export interface BundleMember {
@@ -84,19 +91,19 @@ async function memberBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEnt
 }
 
 /** The program's argv: the folder to unpack in, whether stdin is gzipped, and each member's install. */
-export function bundleArgv(dir: string, gzipped: boolean, members: readonly BundleMember[]): string[] {
+export function bundleArgv(folder: string, gzipped: boolean, members: readonly BundleMember[]): string[] {
   const installs = members.flatMap((m) => [(m.entry.mode & 0o7777).toString(8), new Date(m.entry.mtimeMs).toISOString(), m.file]);
-  return ['/bin/sh', '-c', BUNDLE_INSTALL_SCRIPT, 'sh', dir, gzipped ? '1' : '0', ...installs];
+  return ['/bin/sh', '-c', BUNDLE_INSTALL_SCRIPT, 'sh', folder, gzipped ? '1' : '0', ...installs];
 }
 
-/** Write `members` (new files, their folders made) on the target with one program; `dir` is where it unpacks them. */
-export async function installBundle(req: CopyRequest, matcher: RewriteMatcher, members: readonly BundleMember[], dir: string): Promise<BundleOutcome> {
+/** Write `members` (new files, their folders made) on the target with one program; `folder` is where it unpacks them (bundleFolder). */
+export async function installBundle(req: CopyRequest, matcher: RewriteMatcher, members: readonly BundleMember[], folder: string): Promise<BundleOutcome> {
   const read = await Promise.all(members.map((m) => memberBytes(req, matcher, m.entry)));
   const tarEntries: TarEntry[] = read.map((r, i) => ({ header: { name: String(i), size: r.bytes.length, type: 'file', mode: 0o600, uid: 0, gid: 0 }, body: r.bytes }));
   const archive = Buffer.from(await packTar(tarEntries));
   // Session text shrinks ~4× (the target's gzip undoes it; without one the files go one by one).
   const stdin = await gzip(archive, { level: 6 });
-  const r = await req.target.run(bundleArgv(dir, true, members), { stdin });
+  const r = await req.target.run(bundleArgv(folder, true, members), { stdin });
   if (r.exitCode === BUNDLE_NO_TOOLS) return { kind: 'no_tools' };
   const placed = new Set(r.stdout.split('\n').filter((l) => /^\d+$/.test(l)).map(Number));
   const files = members.flatMap((m, i): CopiedFile[] => {
@@ -104,6 +111,6 @@ export async function installBundle(req: CopyRequest, matcher: RewriteMatcher, m
     const { content, replacements, source } = read[i]!;
     return [{ path: m.file, action: 'created', sha256: content.sha256, size: content.size, verbatim: m.entry.verbatim, previous: null, backup: null, replacements, source, content, sent: source.size }];
   });
-  const error = r.exitCode === 0 && files.length === members.length ? null : new HandoffError('copy_failed', `Writing the session files in ${dir} failed on ${req.target.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`);
+  const error = r.exitCode === 0 && files.length === members.length ? null : new HandoffError('copy_failed', `Writing the session files from ${folder} failed on ${req.target.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`);
   return { kind: 'done', files, error };
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { packTar } from 'modern-tar';
 import { describe, expect, it } from 'vitest';
-import { BUNDLE_INSTALL_SCRIPT, BUNDLE_NO_TOOLS, bundleArgv, bundleMembers, BUNDLE_FILE_MAX, BUNDLE_TOTAL_MAX } from '../../src/transcript/file-bundle.js';
+import { BUNDLE_INSTALL_SCRIPT, BUNDLE_NO_TOOLS, bundleArgv, bundleFolder, bundleMembers, BUNDLE_FILE_MAX, BUNDLE_TOTAL_MAX } from '../../src/transcript/file-bundle.js';
 import type { CopyEntry } from '../../src/transcript/copy-types.js';
 import { POSIX_SHELLS } from '../helpers/posix-shells.js';
 import { tempDirs } from '../helpers/temp-dirs.js';
@@ -55,7 +55,7 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('BUNDLE_INSTAL
     const names = hostileNames(canaries);
     const contents = names.map((n, i) => (i % 7 === 3 ? Buffer.alloc(0) : Buffer.from(`{"n":${i},"name":${JSON.stringify(n)}}\n\0\xff`, 'latin1')));
     const members = names.map((n, i) => ({ entry: entry(contents[i]!.length, i % 2 ? 0o644 : 0o600, MTIME - i * 1000), file: path.join(into, n) }));
-    const r = run(shell, bundleArgv(into, gzipped, members), await archive(contents, gzipped));
+    const r = run(shell, bundleArgv(bundleFolder(into, 'c0ffee'), gzipped, members), await archive(contents, gzipped));
     expect(r).toEqual({ code: 0, stdout: names.map((_, i) => `${i}\n`).join(''), stderr: '' });
     names.forEach((n, i) => {
       const f = path.join(into, n);
@@ -73,15 +73,27 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('BUNDLE_INSTAL
     fs.mkdirSync(into);
     const files = [path.join(into, 'a'), path.join(into, 'b'), path.join(dir, 'missing folder', 'c'), path.join(into, 'd')];
     const contents = files.map((f) => Buffer.from(`bytes of ${f}\n`));
-    const r = run(shell, bundleArgv(into, true, files.map((file, i) => ({ entry: entry(contents[i]!.length), file }))), await archive(contents, true));
+    const r = run(shell, bundleArgv(bundleFolder(into, 'c0ffee'), true, files.map((file, i) => ({ entry: entry(contents[i]!.length), file }))), await archive(contents, true));
     expect(r.code).toBe(73);
     expect(r.stdout).toBe('0\n1\n');
     expect(fs.readdirSync(into).sort()).toEqual(['a', 'b']);
   });
 
+  it('replaces the unpacking folder an attempt killed part-way left behind', async () => {
+    const dir = tempDir();
+    const folder = bundleFolder(dir, 'c0ffee');
+    fs.mkdirSync(folder);
+    fs.writeFileSync(path.join(folder, '0'), 'stale');
+    const contents = [Buffer.from('a\n'), Buffer.from('b\n')];
+    const r = run(shell, bundleArgv(folder, false, ['a', 'b'].map((n, i) => ({ entry: entry(contents[i]!.length), file: path.join(dir, n) }))), await archive(contents, false));
+    expect(r).toEqual({ code: 0, stdout: '0\n1\n', stderr: '' });
+    expect(fs.readFileSync(path.join(dir, 'a'), 'utf8')).toBe('a\n');
+    expect(fs.readdirSync(dir).sort()).toEqual(['a', 'b']);
+  });
+
   it('refuses a stream that is not the bundle, placing nothing', () => {
     const dir = tempDir();
-    const r = run(shell, bundleArgv(dir, true, [{ entry: entry(3), file: path.join(dir, 'a') }, { entry: entry(3), file: path.join(dir, 'b') }]), Buffer.from('not gzip at all'));
+    const r = run(shell, bundleArgv(bundleFolder(dir, 'c0ffee'), true, [{ entry: entry(3), file: path.join(dir, 'a') }, { entry: entry(3), file: path.join(dir, 'b') }]), Buffer.from('not gzip at all'));
     expect(r.code).toBe(71);
     expect(r.stdout).toBe('');
     expect(fs.readdirSync(dir)).toEqual([]);
@@ -94,7 +106,8 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('BUNDLE_INSTAL
     for (const tool of ['mktemp', 'gzip', 'cat', 'chmod', 'touch', 'mv', 'rm']) fs.symlinkSync(which(tool), path.join(bin, tool));
     const into = path.join(dir, 'in');
     fs.mkdirSync(into);
-    const r = run(shell, bundleArgv(into, true, [{ entry: entry(1), file: path.join(into, 'a') }]), await archive([Buffer.from("a")], true), { PATH: bin, HOME: dir });
+    // HOME: bash reads ~/.bashrc when its stdin is a socket, as node's pipes are.
+    const r = run(shell, bundleArgv(bundleFolder(into, 'c0ffee'), true, [{ entry: entry(1), file: path.join(into, 'a') }]), await archive([Buffer.from('a')], true), { PATH: bin, HOME: dir });
     expect(r).toEqual({ code: BUNDLE_NO_TOOLS, stdout: "", stderr: "" });
     expect(fs.readdirSync(into)).toEqual([]);
   });
