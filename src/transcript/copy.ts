@@ -18,7 +18,7 @@ import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
 import { arrivalVerdicts, describeFile } from './arrivals.js';
 import type { CopiedFile, CopyAction, CopyEntry, CopyRecord, CopyRequest } from './copy-types.js';
-import { destinationUnder, prepareFolders } from './destinations.js';
+import { checkFolders, destinationUnder, makeCheckedFolders } from './destinations.js';
 import { bundleFolder, bundleMembers, installBundle } from './file-bundle.js';
 import { delta, extend, writeWhole } from './file-copy.js';
 import { isAsLeft, readLeft, type LeftState } from './left-ledger.js';
@@ -71,7 +71,15 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
 
   // Validate every destination before writing anything.
   const dests = req.entries.map((e) => destinationUnder(req.targetRoot, e.dest));
-  const existingOf = await prepareFolders(target, req.targetRoot, dests, record, req.looked);
+  const folders = await checkFolders(target, req.targetRoot, dests, record, req.looked);
+  const existingOf = folders.stats;
+  // New files small enough to hold go in one program (file-bundle.ts). When they are the whole
+  // unit, that program makes the folders too: one program for a session's first arrival.
+  const fresh = req.entries.flatMap((entry, i) => (existingOf[i] === null ? [{ entry, file: dests[i]!, i }] : []));
+  const whole = fresh.length === req.entries.length ? bundleMembers(fresh, 1) : [];
+  const bundled = whole.length === req.entries.length ? whole : bundleMembers(fresh);
+  const bundleMakesFolders = folders.toMake && bundled.length === req.entries.length;
+  if (!bundleMakesFolders) await makeCheckedFolders(target, req.targetRoot, folders);
   // What earlier handoffs left where this one finds files: one program for them all.
   const held = dests.filter((_, i) => existingOf[i]?.type === 'file' && existingOf[i]!.size > 0);
   const leftOf = await leftStatesOf(target, req, held);
@@ -162,12 +170,14 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
     const action: CopyAction = !existing ? 'created' : w.written ? 'overwritten' : 'unchanged';
     return { path: file, action, sha256: w.sha256, size: w.size, verbatim: e.verbatim, previous, backup: null, replacements: w.replacements, source: w.source, content: w.content, sent: w.source.size };
   };
-  // New files small enough to hold go in one program; the rest each in its own, beside it.
-  const bundled = bundleMembers(req.entries.flatMap((entry, i) => (existingOf[i] === null ? [{ entry, file: dests[i]!, i }] : [])));
+  // The bundle, and the rest each in its own program beside it.
   const copyBundled = async (): Promise<PromiseSettledResult<CopiedFile>[]> => {
-    const outcome = await installBundle(req, matcher, bundled, bundleFolder(path.dirname(bundled[0]!.file), tag));
+    const outcome = await installBundle(req, matcher, bundled, bundleFolder(path.dirname(bundled[0]!.file), tag), bundleMakesFolders ? folders.dirs : []);
     // A target without tar: one by one after all.
-    if (outcome.kind === 'no_tools') return Promise.allSettled(bundled.map((m) => copyOne(m.entry, m.i)));
+    if (outcome.kind === 'no_tools') {
+      if (bundleMakesFolders) await makeCheckedFolders(target, req.targetRoot, folders);
+      return Promise.allSettled(bundled.map((m) => copyOne(m.entry, m.i)));
+    }
     const placed = new Map(outcome.files.map((f) => [f.path, f]));
     return bundled.map((m) => {
       const f = placed.get(m.file);

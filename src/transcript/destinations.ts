@@ -41,14 +41,25 @@ export async function lookAtDestinations(host: Host, root: string, dests: readon
   return { root, dests, dirs, states, stats };
 }
 
+/** The folders a unit needs, checked from a look at them; `toMake` when some do not exist yet. */
+export interface CheckedFolders {
+  /** The root and each destination's folder, once each (the root first). */
+  dirs: string[];
+  toMake: boolean;
+  /** The destinations' current stats. */
+  stats: (FileStat | null)[];
+  /** The folders' physical paths, when none is to be made. */
+  reals: string[];
+}
+
 /**
- * Make the config root and every destination folder (0700); records the folders created, parents
- * first, and returns the destinations' current stats. The nearest existing ancestor of each
- * folder inside the root must resolve inside it BEFORE anything is created, and every folder
- * again after, so a symlinked folder in the store can neither make us create folders elsewhere
- * nor lead a write out of it.
+ * Check the config root and every destination folder from a look at them, and record in `record`
+ * the folders that will be made (parents first). The nearest existing ancestor of each folder
+ * inside the root must resolve inside it BEFORE anything is created; once made (makeFolders
+ * here, or the bundle's program: file-bundle.ts), every folder is checked again, so a symlinked
+ * folder in the store can neither make us create folders elsewhere nor lead a write out of it.
  */
-export async function prepareFolders(host: Host, root: string, dests: string[], record: CopyRecord, looked?: Promise<DestinationLook>): Promise<(FileStat | null)[]> {
+export async function checkFolders(host: Host, root: string, dests: string[], record: CopyRecord, looked?: Promise<DestinationLook>): Promise<CheckedFolders> {
   const asked = looked ? await looked : null;
   const { dirs, states, stats } = asked && asked.root === root && asked.dests.join('\0') === dests.join('\0') ? asked : await lookAtDestinations(host, root, dests);
   const rootState = states[0]!;
@@ -69,7 +80,17 @@ export async function prepareFolders(host: Host, root: string, dests: string[], 
   }
   const toMake = states.filter((st) => st.missing.length > 0);
   for (const st of toMake) for (const d of st.missing) if (!record.createdDirs.includes(d)) record.createdDirs.push(d);
-  const reals = toMake.length > 0 ? await makeFolders(host, dirs) : states.map((st) => st.existingReal);
+  const reals = states.map((st) => st.existingReal);
+  if (toMake.length === 0) refuseOutside(host, root, dirs, reals);
+  return { dirs, toMake: toMake.length > 0, stats, reals };
+}
+
+/** Make the checked folders (0700) and check that each, made, still resolves under the root. */
+export async function makeCheckedFolders(host: Host, root: string, folders: CheckedFolders): Promise<void> {
+  if (folders.toMake) refuseOutside(host, root, folders.dirs, await makeFolders(host, folders.dirs));
+}
+
+function refuseOutside(host: Host, root: string, dirs: readonly string[], reals: readonly string[]): void {
   const rootReal = reals[0]!;
   for (const [i, real] of reals.entries()) {
     if (i > 0 && !isUnder(real, rootReal)) {
@@ -78,5 +99,4 @@ export async function prepareFolders(host: Host, root: string, dests: string[], 
       });
     }
   }
-  return stats;
 }

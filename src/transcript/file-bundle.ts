@@ -23,18 +23,33 @@ export const BUNDLE_TOTAL_MAX = 8 * 1024 * 1024;
 /** The target lacks tar (or gzip for a compressed bundle): nothing was written, the files go one by one. */
 export const BUNDLE_NO_TOOLS = 69;
 
+/** A folder could not be made; one made resolves outside the config root (a symlink leads out). */
+export const BUNDLE_FOLDER_FAILED = 74;
+export const BUNDLE_FOLDER_OUTSIDE = 75;
+
 /**
  * $1 the folder to unpack in (made, private; one of an earlier attempt is replaced), $2 1 when
- * stdin is gzipped; then per member i (0, 1, …) three arguments: its mode (octal), its time (ISO,
- * atime and mtime alike) and its destination. Prints each member's number once it is in place; on
- * a failure the members not printed were not installed. The folder is removed when it ends (and
- * by the session's undo, should the program be killed).
+ * stdin is gzipped, $3 how many folders follow to make first: the config root, then the
+ * destinations' folders (each must resolve under the root once made); then per member i (0, 1, …)
+ * three arguments: its mode (octal), its time (ISO, atime and mtime alike) and its destination.
+ * Prints each member's number once it is in place; on a failure the members not printed were not
+ * installed. The unpacking folder is removed when it ends (and by the session's undo, should the
+ * program be killed).
  */
 export const BUNDLE_INSTALL_SCRIPT = [
   'umask 077',
-  't=$1; z=$2; shift 2',
+  't=$1; z=$2; n=$3; shift 3',
   `command -v tar >/dev/null 2>&1 || exit ${BUNDLE_NO_TOOLS}`,
   `if [ "$z" = 1 ]; then command -v gzip >/dev/null 2>&1 || exit ${BUNDLE_NO_TOOLS}; fi`,
+  // A folder's physical path, whole: pwd's one newline off, any newline of its own kept.
+  "nl=$(printf '\\nx'); nl=${nl%x}; r=",
+  'while [ "$n" -gt 0 ]; do',
+  `  mkdir -p -- "$1" && d=$(cd -P -- "$1" && pwd -P && echo .) || { printf "could not make the folder %s\\n" "$1" >&2; exit ${BUNDLE_FOLDER_FAILED}; }`,
+  '  d=${d%.}; d=${d%"$nl"}',
+  '  if [ -z "$r" ]; then r=$d',
+  `  elif [ "$r" != / ]; then case $d in "$r" | "$r"/*) ;; *) printf "%s resolves to %s, outside %s\\n" "$1" "$d" "$r" >&2; exit ${BUNDLE_FOLDER_OUTSIDE} ;; esac; fi`,
+  '  shift; n=$((n - 1))',
+  'done',
   'rm -rf -- "$t" && mkdir -- "$t" || exit 70',
   "trap 'rm -rf -- \"$t\"' EXIT",
   'if [ "$z" = 1 ]; then gzip -dc; else cat; fi | (cd -- "$t" && tar -x -o -f -) || { echo "could not unpack the session files" >&2; exit 71; }',
@@ -64,9 +79,10 @@ export type BundleOutcome = { kind: 'done'; files: CopiedFile[]; error: HandoffE
 
 /**
  * The members worth one program: new files small enough to hold, in the unit's order, while they
- * fit together. Fewer than two gain nothing over the file's own program.
+ * fit together. Fewer than `fewest` gain nothing over the file's own program (one does when the
+ * bundle makes the folders too).
  */
-export function bundleMembers<T extends { entry: CopyEntry }>(candidates: readonly T[]): T[] {
+export function bundleMembers<T extends { entry: CopyEntry }>(candidates: readonly T[], fewest = 2): T[] {
   const chosen: T[] = [];
   let total = 0;
   for (const c of candidates) {
@@ -75,7 +91,7 @@ export function bundleMembers<T extends { entry: CopyEntry }>(candidates: readon
     chosen.push(c);
     total += size;
   }
-  return chosen.length >= 2 ? chosen : [];
+  return chosen.length >= fewest ? chosen : [];
 }
 
 /** The member's rewritten bytes, read whole. */
@@ -90,27 +106,34 @@ async function memberBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEnt
   return { bytes: Buffer.concat(chunks), content: hash.digest(), replacements: counted(), source: { path: e.source, sha256: seen.sha256(), size: seen.size(), mtimeMs: e.mtimeMs } };
 }
 
-/** The program's argv: the folder to unpack in, whether stdin is gzipped, and each member's install. */
-export function bundleArgv(folder: string, gzipped: boolean, members: readonly BundleMember[]): string[] {
+/** The program's argv: the folder to unpack in, whether stdin is gzipped, the folders to make first (the config root first), and each member's install. */
+export function bundleArgv(folder: string, gzipped: boolean, members: readonly BundleMember[], folders: readonly string[] = []): string[] {
   const installs = members.flatMap((m) => [(m.entry.mode & 0o7777).toString(8), new Date(m.entry.mtimeMs).toISOString(), m.file]);
-  return ['/bin/sh', '-c', BUNDLE_INSTALL_SCRIPT, 'sh', folder, gzipped ? '1' : '0', ...installs];
+  return ['/bin/sh', '-c', BUNDLE_INSTALL_SCRIPT, 'sh', folder, gzipped ? '1' : '0', String(folders.length), ...folders, ...installs];
 }
 
-/** Write `members` (new files, their folders made) on the target with one program; `folder` is where it unpacks them (bundleFolder). */
-export async function installBundle(req: CopyRequest, matcher: RewriteMatcher, members: readonly BundleMember[], folder: string): Promise<BundleOutcome> {
+/**
+ * Write `members` (new files) on the target with one program; `folder` is where it unpacks them
+ * (bundleFolder). `folders`: the config root and the destinations' folders, to make first (empty
+ * when they exist).
+ */
+export async function installBundle(req: CopyRequest, matcher: RewriteMatcher, members: readonly BundleMember[], folder: string, folders: readonly string[] = []): Promise<BundleOutcome> {
   const read = await Promise.all(members.map((m) => memberBytes(req, matcher, m.entry)));
   const tarEntries: TarEntry[] = read.map((r, i) => ({ header: { name: String(i), size: r.bytes.length, type: 'file', mode: 0o600, uid: 0, gid: 0 }, body: r.bytes }));
   const archive = Buffer.from(await packTar(tarEntries));
   // Session text shrinks ~4× (the target's gzip undoes it; without one the files go one by one).
   const stdin = await gzip(archive, { level: 6 });
-  const r = await req.target.run(bundleArgv(folder, true, members), { stdin });
+  const r = await req.target.run(bundleArgv(folder, true, members, folders), { stdin });
   if (r.exitCode === BUNDLE_NO_TOOLS) return { kind: 'no_tools' };
+  const said = r.stderr.trim();
+  if (r.exitCode === BUNDLE_FOLDER_OUTSIDE) throw new HandoffError('unsafe_destination', `Refusing to write there on ${req.target.label}: ${said}.`, { fix: `Remove the symlink that leads out of ${req.targetRoot}.` });
+  if (r.exitCode === BUNDLE_FOLDER_FAILED) throw new HandoffError('copy_failed', `Making the session folders failed on ${req.target.label}: ${said}.`);
   const placed = new Set(r.stdout.split('\n').filter((l) => /^\d+$/.test(l)).map(Number));
   const files = members.flatMap((m, i): CopiedFile[] => {
     if (!placed.has(i)) return [];
     const { content, replacements, source } = read[i]!;
     return [{ path: m.file, action: 'created', sha256: content.sha256, size: content.size, verbatim: m.entry.verbatim, previous: null, backup: null, replacements, source, content, sent: source.size }];
   });
-  const error = r.exitCode === 0 && files.length === members.length ? null : new HandoffError('copy_failed', `Writing the session files from ${folder} failed on ${req.target.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`);
+  const error = r.exitCode === 0 && files.length === members.length ? null : new HandoffError('copy_failed', `Writing the session files from ${folder} failed on ${req.target.label}: ${said || `exit ${r.exitCode}`}.`);
   return { kind: 'done', files, error };
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { packTar } from 'modern-tar';
 import { describe, expect, it } from 'vitest';
-import { BUNDLE_INSTALL_SCRIPT, BUNDLE_NO_TOOLS, bundleArgv, bundleFolder, bundleMembers, BUNDLE_FILE_MAX, BUNDLE_TOTAL_MAX } from '../../src/transcript/file-bundle.js';
+import { BUNDLE_FOLDER_OUTSIDE, BUNDLE_INSTALL_SCRIPT, BUNDLE_NO_TOOLS, bundleArgv, bundleFolder, bundleMembers, BUNDLE_FILE_MAX, BUNDLE_TOTAL_MAX } from '../../src/transcript/file-bundle.js';
 import type { CopyEntry } from '../../src/transcript/copy-types.js';
 import { POSIX_SHELLS } from '../helpers/posix-shells.js';
 import { tempDirs } from '../helpers/temp-dirs.js';
@@ -91,6 +91,35 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('BUNDLE_INSTAL
     expect(fs.readdirSync(dir).sort()).toEqual(['a', 'b']);
   });
 
+  it('makes the folders first (private), then places the files in them', async () => {
+    const dir = tempDir();
+    const root = path.join(dir, 'store $(x)');
+    const deep = path.join(root, 'sessions', '%2Fhome%2Fvega\nnl', 'id');
+    const contents = [Buffer.from('a\n'), Buffer.from('')];
+    const members = ['a.jsonl', 'a.jsonl.lock'].map((n, i) => ({ entry: entry(contents[i]!.length), file: path.join(deep, n) }));
+    const r = run(shell, bundleArgv(bundleFolder(deep, 'c0ffee'), true, members, [root, deep]), await archive(contents, true));
+    expect(r).toEqual({ code: 0, stdout: '0\n1\n', stderr: '' });
+    expect(fs.readFileSync(path.join(deep, 'a.jsonl'), 'utf8')).toBe('a\n');
+    for (const d of [root, path.join(root, 'sessions'), deep]) expect(fs.statSync(d).mode & 0o777).toBe(0o700);
+    expect(fs.readdirSync(deep).sort()).toEqual(['a.jsonl', 'a.jsonl.lock']);
+  });
+
+  it('refuses a folder that resolves outside the root once made (a symlink leads out), writing nothing', async () => {
+    const dir = tempDir();
+    const root = path.join(dir, 'store');
+    const outside = path.join(dir, 'elsewhere');
+    fs.mkdirSync(root);
+    fs.mkdirSync(outside);
+    fs.symlinkSync(outside, path.join(root, 'sessions'));
+    const deep = path.join(root, 'sessions', 'g');
+    const members = ['a', 'b'].map((n) => ({ entry: entry(2), file: path.join(deep, n) }));
+    const r = run(shell, bundleArgv(bundleFolder(deep, 'c0ffee'), true, members, [root, deep]), await archive([Buffer.from('a\n'), Buffer.from('b\n')], true));
+    expect(r.code).toBe(BUNDLE_FOLDER_OUTSIDE);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`resolves to ${path.join(outside, 'g')}, outside ${root}`);
+    expect(fs.readdirSync(path.join(outside, 'g'))).toEqual([]);
+  });
+
   it('refuses a stream that is not the bundle, placing nothing', () => {
     const dir = tempDir();
     const r = run(shell, bundleArgv(bundleFolder(dir, 'c0ffee'), true, [{ entry: entry(3), file: path.join(dir, 'a') }, { entry: entry(3), file: path.join(dir, 'b') }]), Buffer.from('not gzip at all'));
@@ -119,6 +148,7 @@ describe('bundleMembers', () => {
   it('takes the small files, in order, while they fit together; two at least, or none', () => {
     expect(bundleMembers([c(10), c(20), c(30)]).map((m) => m.entry.size)).toEqual([10, 20, 30]);
     expect(bundleMembers([c(10)])).toEqual([]);
+    expect(bundleMembers([c(10)], 1).map((m) => m.entry.size)).toEqual([10]);
     expect(bundleMembers([c(10), c(BUNDLE_FILE_MAX + 1)])).toEqual([]);
     expect(bundleMembers([c(10), c(undefined), c(5)]).map((m) => m.entry.size)).toEqual([10, 5]);
     const many = Array.from({ length: 10 }, () => c(BUNDLE_FILE_MAX));
