@@ -48,8 +48,6 @@ export interface CheckedFolders {
   toMake: boolean;
   /** The destinations' current stats. */
   stats: (FileStat | null)[];
-  /** The folders' physical paths, when none is to be made. */
-  reals: string[];
 }
 
 /**
@@ -80,9 +78,8 @@ export async function checkFolders(host: Host, root: string, dests: string[], re
   }
   const toMake = states.filter((st) => st.missing.length > 0);
   for (const st of toMake) for (const d of st.missing) if (!record.createdDirs.includes(d)) record.createdDirs.push(d);
-  const reals = states.map((st) => st.existingReal);
-  if (toMake.length === 0) refuseOutside(host, root, dirs, reals);
-  return { dirs, toMake: toMake.length > 0, stats, reals };
+  if (toMake.length === 0) refuseOutside(host, root, dirs, states.map((st) => st.existingReal));
+  return { dirs, toMake: toMake.length > 0, stats };
 }
 
 /** Make the checked folders (0700) and check that each, made, still resolves under the root. */

@@ -13,30 +13,15 @@ import { HASH_FN, MISSING_HASH_TOOL } from './left-ledger.js';
  * (`sha256sum` on GNU and busybox, `shasum -a 256` on macOS): one program, one round trip.
  */
 export async function remotePrefixHash(host: Host, file: string, n: number): Promise<string> {
-  // The path and count are positional parameters: the shell never parses them.
-  const r = await host.run(['/bin/sh', '-c', PREFIX_HASH_SCRIPT, 'sh', String(n), file]);
-  if (r.exitCode === MISSING_HASH_TOOL) {
-    throw new HandoffError('missing_tool', `Neither sha256sum nor shasum is installed on ${host.label}.`, { fix: `Install coreutils (sha256sum) on ${host.label}.` });
-  }
-  const hex = /^([0-9a-f]{64})\b/.exec(r.stdout.trim())?.[1];
-  if (r.exitCode !== 0 || !hex) {
-    throw new HandoffError('hash_failed', `Could not hash ${file} on ${host.label}: ${r.stderr.trim() || r.stdout.trim() || `exit ${r.exitCode}`}.`, {
-      fix: `Check that ${file} is readable on ${host.label}.`,
-    });
-  }
+  const [hex] = await remotePrefixHashes(host, [{ path: file, size: n }]);
+  if (!hex) throw new HandoffError('hash_failed', `Could not hash ${file} on ${host.label}: it is not a regular file.`, { fix: `Check that ${file} is a readable file on ${host.label}.` });
   return hex;
 }
 
-const PREFIX_HASH_SCRIPT = [
-  'n=$1; f=$2',
-  '[ -f "$f" ] || { printf "not a regular file: %s\\n" "$f" >&2; exit 66; }',
-  HASH_FN,
-  'head -c "$n" <"$f" | h',
-].join('\n');
-
 /**
  * The sha256 of a prefix of each of `files` on `host` (`size` bytes of `path`), one program for
- * them all: null for a file that is not a regular file there.
+ * them all: null for a file that is not a regular file there. Paths and counts are positional
+ * parameters: the shell never parses them.
  */
 export async function remotePrefixHashes(host: Host, files: readonly { path: string; size: number }[]): Promise<(string | null)[]> {
   if (files.length === 0) return [];
@@ -46,7 +31,8 @@ export async function remotePrefixHashes(host: Host, files: readonly { path: str
   }
   const lines = r.stdout.split('\n');
   if (r.exitCode !== 0 || lines.length < files.length) {
-    throw new HandoffError('hash_failed', `Could not hash the session files on ${host.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`, { fix: `Check that the session files are readable on ${host.label}.` });
+    const what = files.length === 1 ? files[0]!.path : 'the session files';
+    throw new HandoffError('hash_failed', `Could not hash ${what} on ${host.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`, { fix: `Check that ${what} is readable on ${host.label}.` });
   }
   return files.map((_, i) => (/^[0-9a-f]{64}$/.test(lines[i]!) ? lines[i]! : null));
 }
