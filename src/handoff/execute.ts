@@ -1,12 +1,13 @@
 // Execute the plans of one checkout's agents (a single send is a checkout of one): wait for them
 // to be idle; quit them, with the lead plan's snapshot sent and placed on the target meanwhile;
-// snapshot again (other work is sent and placed instead); then each agent on its own, side by
-// side: its session copy (its pane made meanwhile), its start on the target and the checks; last
-// the stash at the source, once, when every agent of the checkout moved. Every step is journaled
-// before it acts and after it completes, in the journal of each agent it concerns; anything that
-// changes the target is recorded so a failure (or `recover`) can undo it exactly. Each agent
-// fails alone: it is rolled back and restarted at the source, the others stay moved; the work's
-// move is undone only when no agent of the checkout stays moved.
+// snapshot again (other work is sent and placed instead), while each agent's pane is made where
+// the work was placed; then each agent on its own, side by side: its session copy, its start on
+// the target and the checks; last the stash at the source, once, when every agent of the
+// checkout moved. Every step is journaled before it acts and after it completes, in the journal
+// of each agent it concerns; anything that changes the target is recorded so a failure (or
+// `recover`) can undo it exactly. Each agent fails alone: it is rolled back and restarted at the
+// source, the others stay moved; the work's move is undone only when no agent of the checkout
+// stays moved.
 import os from 'node:os';
 import { HandoffError } from '../errors.js';
 import { sameWork, snapshotAgain, type Snapshot } from '../git/snapshot.js';
@@ -26,7 +27,7 @@ import type { Sides } from './sides.js';
 import type { HookTrustOutcome } from '../../adapters/hook-trust.js';
 import type { StartResult } from './start.js';
 import { allJournals, Member, ownRecords, sharedRecords } from './member.js';
-import { copySession, earlyReads, integrationInstaller, seatAgent, sessionFor, startOnTarget, TargetDesk, type SessionCopied, type Started } from './member-steps.js';
+import { copySession, earlyReads, integrationInstaller, seatAgent, sessionFor, startOnTarget, TargetDesk, unseat, type Seat, type SessionCopied, type Started } from './member-steps.js';
 import { sendAndPlace, type Moved } from './send-and-place.js';
 
 export interface ExecuteResult {
@@ -109,7 +110,11 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
   // Undo what the records name, journaled, once the work started beside the steps has settled
   // (bounded: a side read on a connection that hangs must not hold the rollback for ever).
   const undo = async (m: Member, records: Parameters<typeof rollback>[1], restart: boolean): Promise<RollbackReport> => {
-    await settledWithin(aside, opts.timeoutS * 1000);
+    // Work that settles may start more beside it (the seats once the work is placed): that too.
+    for (let seen = -1; seen !== aside.length; ) {
+      seen = aside.length;
+      await settledWithin([...aside], opts.timeoutS * 1000);
+    }
     const report = await progress.step(m.says('rolling back'), () => rollback(sides, records, { restart }));
     m.journal.append({ type: 'undone', data: { ...report } });
     return report;
@@ -192,8 +197,21 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
   for (const { m, err } of stayed) outcomes.set(m, { ok: false, error: asHandoffError(err) });
   live = gone.map((g) => g.member);
 
+  // Each agent's pane and name on the target, made the moment the work is placed as planned (its
+  // folder exists), while the snapshot is taken and the session copied (a rollback waits for
+  // them: the pane is then recorded, and closed).
+  const seatAll = (placed: Moved['placement'], names?: Map<Member, Seat>): Map<Member, Seat> =>
+    new Map(
+      gone.map(({ member: m }) => {
+        const seat = seatAgent(m, sides, placed, batch.desk, names?.get(m)?.name);
+        return [m, { pane: besides(seat.pane), name: besides(seat.name), screenBefore: besides(seat.screenBefore) }] as const;
+      }),
+    );
+  let failed = false;
+  const seatedAhead = besides(goAhead().then((w) => (failed ? new Map<Member, Seat>() : seatAll(w.placement))));
   let snap: Snapshot;
   let work: Moved;
+  let seats: Map<Member, Seat>;
   try {
     snap = await shared.run('snapshot', 'snapshotting uncommitted changes', async () => {
       const s = await snapshotAgain(source.host, lead.cwd, lead.snapshot);
@@ -201,20 +219,19 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
       return s;
     });
     work = await goAhead();
-    if (!sameWork(snap, lead.snapshot)) work = await sendAndPlace(move, snap, { replacing: work.placement });
+    seats = await seatedAhead;
+    if (!sameWork(snap, lead.snapshot)) {
+      // Other work: its placement replaces the one made ahead, folder and all, so the panes opened
+      // there close first and are opened again (under the names chosen) once it is placed.
+      await Promise.all(gone.map(({ member: m }) => unseat(m, sides, seats.get(m)!)));
+      work = await sendAndPlace(move, snap, { replacing: work.placement });
+      seats = seatAll(work.placement, seats);
+    }
   } catch (thrown) {
     await failCheckout(gone, thrown);
     return members.map((m) => outcomes.get(m)!);
   }
   const { placement } = work;
-  // Each agent's pane and name on the target, made while its session copy finishes (a rollback
-  // waits for them: the pane is then recorded, and closed).
-  const seats = new Map(
-    gone.map(({ member: m }) => {
-      const seat = seatAgent(m, sides, placement, batch.desk);
-      return [m, { pane: besides(seat.pane), name: besides(seat.name) }] as const;
-    }),
-  );
   // Built while the agents start on the target, used at the end: the stash commit costs a dozen
   // local git runs that would otherwise come after the target is verified.
   const preparedStash = opts.keepSourceChanges ? undefined : besides(prepareStash(source.host, snap, lead.id, target.host.label));
@@ -296,6 +313,7 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
 
   /** The work's move failed (snapshot, transfer, place, stash): every agent that quit goes back, and the move is undone. */
   async function failCheckout(quitted: Quitted[], thrown: unknown): Promise<void> {
+    failed = true;
     await Promise.all(quitted.map(({ member }) => failMember(member, thrown)));
     if (!alone) await undo(members[0]!, sharedRecords(members[0]!.records), false);
   }

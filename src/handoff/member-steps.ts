@@ -17,6 +17,7 @@ import type { Sides } from './sides.js';
 import { agentsAfterPaneReleased, PANE_RELEASE_MS } from './quit.js';
 import { openPane, startAgent, toAgentName, uniqueAgentName, type AgentPane, type StartResult } from './start.js';
 import { checkTargetFiles, verify } from './verify.js';
+import { HerdrError } from '../herdr/herdr-error.js';
 
 /** The temp-name tag copySessionUnit gives the session copy (src/handoff/session-copy.ts). */
 export function sessionCopyTag(id: string): string {
@@ -131,6 +132,8 @@ export class TargetDesk {
 export interface Seat {
   pane: Promise<AgentPane>;
   name: Promise<string>;
+  /** The pane's screen once made (what the start compares the agent's first screens with). */
+  screenBefore: Promise<string | null>;
 }
 
 /**
@@ -138,7 +141,7 @@ export interface Seat {
  * beside the pane of an agent that shared its source workspace) and choose its name among the
  * target's agents: both while its session is copied, so the start begins the moment it is there.
  */
-export function seatAgent(m: Member, sides: Sides, placed: { worktree: string; repo: string }, desk: TargetDesk): Seat {
+export function seatAgent(m: Member, sides: Sides, placed: { worktree: string; repo: string }, desk: TargetDesk, chosenName?: Promise<string>): Seat {
   const { plan } = m;
   const { target } = sides;
   const { agent, opts } = plan;
@@ -147,7 +150,7 @@ export function seatAgent(m: Member, sides: Sides, placed: { worktree: string; r
   // On the same herdr (--here) the source agent, which has quit, keeps its name until herdr's
   // next look at its pane: wait for that, briefly, rather than give the moved agent another
   // name. Another agent that holds it, or one of the batch that took it a moment ago: pick another.
-  const name = (async () => {
+  const name = chosenName ?? (async () => {
     const wanted = toAgentName(preferred);
     const listed = await agentsAfterPaneReleased(target.herdr, agent.pane_id, sides.sameHost ? PANE_RELEASE_MS : 0);
     const now = listed.map((a) => a.name).filter((n): n is string => !!n);
@@ -172,7 +175,21 @@ export function seatAgent(m: Member, sides: Sides, placed: { worktree: string; r
     },
   }).finally(() => seat.opened(null));
   pane.catch(() => undefined);
-  return { pane, name };
+  const screenBefore = pane.then((p) => target.herdr.read(p.pane, { source: 'visible' })).catch(() => null);
+  return { pane, name, screenBefore };
+}
+
+/**
+ * Close a seat's pane: the work is placed anew, and the folder it opened in with it. Recorded as
+ * undone (the rollback skips it); a pane herdr never reported stays to its intent.
+ */
+export async function unseat(m: Member, sides: Sides, seat: Seat): Promise<void> {
+  const made = await seat.pane.catch(() => null);
+  if (!made) return;
+  await sides.target.herdr.paneClose(made.pane).catch((err: unknown) => {
+    if (!(err instanceof HerdrError && err.herdrCode === 'pane_not_found')) throw err;
+  });
+  m.record({ kind: 'undone', what: 'seat' });
 }
 
 export interface Started {
@@ -225,6 +242,7 @@ export async function startOnTarget(
     startAgent(target.herdr, {
       pane: await at.seat.pane,
       name: at.seat.name,
+      screenBefore: at.seat.screenBefore,
       kind: adapter.herdrKind,
       args: adapter.resumeArgv(at.session.sessionPlacement.handle, opts.agentArgs).slice(1),
       trust: opts.trust,

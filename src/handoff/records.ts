@@ -40,8 +40,11 @@ export const HandoffRecord = z.discriminatedUnion('kind', [
   /** Journaled before the session copy: the files it will write and what was there. */
   SessionIntentSchema,
   z.object({ kind: z.literal('session_copy'), record: CopyRecordSchema }),
-  /** The newest placement or session copy before this was undone already (another replaces it). */
-  z.object({ kind: z.literal('undone'), what: z.enum(['placement', 'session_copy']) }),
+  /**
+   * The newest placement, session copy or seat (the agent's pane: pane_intent and workspace)
+   * before this was undone already (another replaces it).
+   */
+  z.object({ kind: z.literal('undone'), what: z.enum(['placement', 'session_copy', 'seat']) }),
   z.object({ kind: z.literal('integration'), target: z.string() }),
   /** Journaled before it is written: the trust of herdr's hook on the target (adapters/hook-trust.ts), undone line for line. */
   z.object({ kind: z.literal('hook_trust'), agentKind: z.string(), file: z.string(), lines: z.array(z.string()), tag: z.string() }),

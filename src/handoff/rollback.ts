@@ -68,9 +68,9 @@ export interface RollbackOptions {
 }
 
 /**
- * The records a rollback undoes, newest first. A placement or session copy may be made twice (the
- * first one undone when another replaced it, then an `undone` record): the one undone already is
- * skipped with its intent. An intent stands in for its record only when the step died before
+ * The records a rollback undoes, newest first. A placement, session copy or seat may be made
+ * twice (the first one undone when another replaced it, then an `undone` record): the one undone
+ * already is skipped with its intent. An intent stands in for its record only when the step died before
  * writing that record.
  */
 export function toUndo(records: readonly HandoffRecord[]): HandoffRecord[] {
@@ -79,17 +79,21 @@ export function toUndo(records: readonly HandoffRecord[]): HandoffRecord[] {
     placement: { recorded: false, undone: false },
     session_copy: { recorded: false, undone: false },
   };
-  // A pane intent stands in for its workspace record only when that record was never written.
+  // A pane intent stands in for its workspace record only when that record was never written;
+  // a seat undone already (its pane closed) is skipped with its intent.
   let paneRecorded = false;
+  let seatUndone = false;
   for (const rec of [...records].reverse()) {
     if (rec.kind === 'workspace' || rec.kind === 'pane_intent') {
-      if (rec.kind === 'workspace' || !paneRecorded) out.push(rec);
+      if (!seatUndone && (rec.kind === 'workspace' || !paneRecorded)) out.push(rec);
       paneRecorded = rec.kind === 'workspace';
+      if (rec.kind === 'pane_intent') seatUndone = false;
       continue;
     }
     const what = rec.kind === 'placement' || rec.kind === 'placement_intent' ? 'placement' : rec.kind === 'session_copy' || rec.kind === 'session_intent' ? 'session_copy' : null;
     if (rec.kind === 'undone') {
-      state[rec.what].undone = true;
+      if (rec.what === 'seat') seatUndone = true;
+      else state[rec.what].undone = true;
       continue;
     }
     if (!what) {

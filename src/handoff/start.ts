@@ -59,6 +59,8 @@ export interface StartRequest {
   pane: AgentPane;
   /** The agent's name, chosen while its pane was made (it needs a look at the target's agents). */
   name: Promise<string>;
+  /** The pane's screen, read once it was made (herdr's tick is then not waited for at the start). */
+  screenBefore?: Promise<string | null>;
   kind: string;
   /** The resume argv without the program (herdr types the kind's executable). */
   args: string[];
@@ -92,11 +94,14 @@ export interface StartResult {
 /** `agent start` while the fresh pane's shell is not yet at its prompt (`agent_pane_busy`). */
 async function startWithRetry(herdr: HerdrClient, req: StartRequest, name: string, pane: string): Promise<{ agent: AgentInfo; argv: string[] } | null> {
   const deadline = Date.now() + 10_000;
+  // The screen read ahead is the pane's before the first try only.
+  let screenBefore = req.screenBefore;
   for (;;) {
     try {
-      return await herdr.agentStart(name, req.kind, pane, req.args, req.timeoutMs);
+      return await herdr.agentStart(name, req.kind, pane, req.args, req.timeoutMs, screenBefore);
     } catch (err) {
       if (err instanceof HerdrError && err.herdrCode === 'agent_pane_busy' && /not an available shell/.test(err.message) && Date.now() < deadline) {
+        screenBefore = undefined;
         await sleep(250);
         continue;
       }

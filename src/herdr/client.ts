@@ -141,9 +141,14 @@ export class HerdrClient {
    * out its whole --timeout when the program was gone before herdr looked. Without the socket:
    * the CLI.
    */
-  async agentStart(name: string, kind: string, pane: string, args: readonly string[], timeoutMs = 30_000): Promise<{ agent: AgentInfo; argv: string[] }> {
+  /**
+   * `screenBefore`: the pane's screen read moments before (while the caller waited for something
+   * else); a blank one says the shell had not drawn yet, and the screen is read now instead.
+   */
+  async agentStart(name: string, kind: string, pane: string, args: readonly string[], timeoutMs = 30_000, screenBefore?: Promise<string | null>): Promise<{ agent: AgentInfo; argv: string[] }> {
     const params = { name, kind, pane_id: pane, args: [...args], timeout_ms: timeoutMs };
-    const before = this.socket.known ? await this.read(pane, { source: 'visible' }).catch(() => null) : null;
+    const early = await screenBefore?.catch(() => null);
+    const before = early?.trim() ? early : this.socket.known ? await this.read(pane, { source: 'visible' }).catch(() => null) : null;
     const launched = await this.socket.read('agent.start', params, AgentStartedResult, 'agent start');
     if (launched) {
       const argv = launched.result.argv ?? [kind, ...args];

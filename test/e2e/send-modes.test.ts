@@ -457,6 +457,29 @@ describe('send --wait, agent args, trust', () => {
   }, 120_000);
 });
 
+describe('send: an agent that changes its work as it quits', () => {
+  it('places the work as it was left, and the agent starts there in the one pane (the one made ahead is closed)', async () => {
+    const p = makeProject(world, 'modes-quitwrite');
+    const name = `quitwrite-${suffix()}`;
+    await startIdle(laptop, 'pi', p.laptop, name);
+    writeAs(laptop, path.join(p.laptop, 'README.md'), 'hello\nedited before the quit\n');
+    // laptop's pi, in this project only, writes a note in its folder as it quits: the work
+    // placed on vega while it quit is not the work it left, and is placed again.
+    const r = await withAgentControl(laptop, path.join(laptop.home, '.pi', 'agent', 'fake-agent.json'), { writeOnQuit: 'quit-note.txt', onlyIn: [p.laptop] }, () => send([name, 'vega', '--no-focus']));
+    expectOk(r);
+    // Placed twice: ahead of the quit as planned, then as the agent left it.
+    const steps = (r.json as unknown as { steps: { step: string }[] }).steps.map((x) => x.step);
+    expect(steps.filter((x) => x.startsWith('placing'))).toHaveLength(2);
+    const wt = r.json.target_worktree!;
+    expect(fs.readFileSync(path.join(wt, 'quit-note.txt'), 'utf8')).toBe('written by pi as it quit\n');
+    expect(fs.readFileSync(path.join(wt, 'README.md'), 'utf8')).toBe('hello\nedited before the quit\n');
+    // On vega, one pane is in that worktree: the agent's, which runs there.
+    const panes = ((await herdrOk(world, vega, ['pane', 'list'])).result as { panes: { pane_id: string; cwd?: string | null }[] }).panes;
+    expect(panes.filter((x) => x.cwd === wt).map((x) => x.pane_id)).toEqual([r.json.target_agent!.pane]);
+    await waitForScreen(world, vega, r.json.target_agent!.pane, 'the resumed agent in the worktree', (t) => t.includes(`cwd: ${wt}`), 15_000);
+  }, 90_000);
+});
+
 describe('send: screens on the target', () => {
   it('leaves the trust screen to the user with --no-trust', async () => {
     const p = makeProject(world, 'modes-notrust');

@@ -1,6 +1,6 @@
 // Which journal records a rollback undoes (toUndo): newest first; an intent only when its step
-// died before writing the record; a placement or session copy already undone (replaced by another
-// made after it) is skipped with its intent.
+// died before writing the record; a placement, session copy or seat already undone (replaced by
+// another made after it) is skipped with its intent.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -89,6 +89,20 @@ describe('toUndo', () => {
     expect(names(toUndo([marker, intent('/w1'), placement('/w1'), paneIntent, workspace]))).toEqual(['workspace', 'placement /w1', 'marker']);
     expect(names(toUndo([marker, intent('/w1'), placement('/w1'), paneIntent]))).toEqual(['pane_intent', 'placement /w1', 'marker']);
     expect(names(toUndo([marker, paneIntent, sessionIntent('/s1'), sessionCopy('/s1')]))).toEqual(['session copy /s1', 'pane_intent', 'marker']);
+  });
+
+  it('skips a seat closed already (its work placed anew), with its intent, and closes the one that replaced it', () => {
+    const paneIntent = HandoffRecord.parse({ kind: 'pane_intent', cwd: '/w1', label: 'w1 (pi)', split: false });
+    const early = HandoffRecord.parse({ kind: 'workspace', workspace: 'w2', pane: 'w2:p1' });
+    const again = HandoffRecord.parse({ kind: 'workspace', workspace: 'w3', pane: 'w3:p1' });
+    const undoneSeat = HandoffRecord.parse({ kind: 'undone', what: 'seat' });
+    const seated = [marker, intent('/w1'), placement('/w1'), paneIntent, early, undoneSeat, undonePlacement, intent('/w1'), placement('/w1')];
+    expect(names(toUndo([...seated, paneIntent, again]))).toEqual(['workspace', 'placement /w1', 'marker']);
+    expect(toUndo([...seated, paneIntent, again]).find((r) => r.kind === 'workspace')).toEqual(again);
+    // Died while the second pane was asked for: its intent stands in, the closed one stays skipped.
+    expect(names(toUndo([...seated, paneIntent]))).toEqual(['pane_intent', 'placement /w1', 'marker']);
+    // Died before the seat was made again: nothing of the closed one is closed twice.
+    expect(names(toUndo(seated))).toEqual(['placement /w1', 'marker']);
   });
 });
 

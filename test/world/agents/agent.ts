@@ -1,6 +1,7 @@
 // The part every fake agent shares: start-up order (control file, launch screens, session),
 // the prompt loop (type, Enter, "work", append a turn, show the reply), interrupts and quitting.
 // A kind module (claude.ts, codex.ts, …) supplies the facts that differ in an AgentDefinition.
+import fs from 'node:fs';
 import path from 'node:path';
 import { AgentExit, readControl, realpathOr, turnMs, type ControlFile } from './files.js';
 import { HerdrReporter } from './herdr-report.js';
@@ -338,11 +339,13 @@ class Conversation {
   }
 
   private quit(via: 'command' | 'keys'): void {
-    if (readControl(this.def.configRoot(), this.launch.cwd).holdQuit) {
+    const control = readControl(this.def.configRoot(), this.launch.cwd);
+    if (control.holdQuit) {
       this.setStatus(`Cannot quit: a background task is still running (holdQuit in fake-agent.json).`);
       this.draw();
       return;
     }
+    if (control.writeOnQuit) fs.appendFileSync(path.join(this.launch.cwd, control.writeOnQuit), `written by ${this.def.kind} as it quit\n`);
     if (this.working) clearTimeout(this.working.timer);
     this.working = undefined;
     if (this.statusTimer) clearTimeout(this.statusTimer);

@@ -167,6 +167,8 @@ export interface ControlFile {
   crashOnStart: boolean;
   /** The agent will not quit (a background task holds it); read at each attempt. */
   holdQuit: boolean;
+  /** A file (relative to its cwd) the agent appends a line to as it quits, as agents that write notes on exit do; '' = none. */
+  writeOnQuit: string;
   /** Milliseconds before the first screen, as a real agent on a busy machine takes: herdr may
    *  call it ready before it has drawn anything. */
   slowStartMs: number;
@@ -180,6 +182,7 @@ export function readControl(root: string, cwd: string): ControlFile {
     loggedOut: raw.loggedOut === true,
     crashOnStart: raw.crashOnStart === true,
     holdQuit: raw.holdQuit === true,
+    writeOnQuit: typeof raw.writeOnQuit === 'string' ? raw.writeOnQuit : '',
     slowStartMs: typeof raw.slowStartMs === 'number' && raw.slowStartMs > 0 ? raw.slowStartMs : 0,
   };
 }
