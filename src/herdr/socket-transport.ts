@@ -16,10 +16,10 @@ export class HerdrSocket {
   private requests = 0;
   /**
    * Over ssh, a connection to the socket opened ahead of the next request: opening a streamlocal
-   * channel is a round trip of its own, so with a spare ready a read costs one round trip and no
-   * remote program at all. (herdr answers one request per connection.)
+   * channel is a round trip of its own, so with a spare ready a request costs one round trip and
+   * no remote program at all. (herdr answers one request per connection.)
    */
-  private spare: Promise<Duplex> | null = null;
+  private spare: Spare | null = null;
   /** The socket that answered a ping. */
   private pingedSocket: string | null = null;
 
@@ -51,6 +51,21 @@ export class HerdrSocket {
     }
   }
 
+  /**
+   * The spare, replaced by a new one opened ahead. `fresh`: only one opened moments ago (else it
+   * is dropped and null returned), for a request that cannot be sent twice.
+   */
+  private takeSpare(socket: string, fresh: boolean): Promise<Duplex> | null {
+    const spare = this.spare;
+    this.spare = this.host.socketsCostARoundTrip ? this.openSpare(socket) : null;
+    if (!spare) return null;
+    if (fresh && Date.now() - spare.openedAt > SPARE_FRESH_MS) {
+      spare.connection.then((c) => c.destroy()).catch(() => undefined);
+      return null;
+    }
+    return spare.connection;
+  }
+
   /** The server's version when `socket` answers a ping with a supported one (and requests then use it); else null. */
   async ping(socket: string): Promise<string | null> {
     const pong = await socketRequest(this.host.connectSocket(socket), this.requestLine('ping', {}), this.socketTimeoutMs)
@@ -77,8 +92,7 @@ export class HerdrSocket {
     const timeoutMs = this.socketTimeoutMs;
     let line: string;
     try {
-      const spare = this.spare;
-      this.spare = this.host.socketsCostARoundTrip ? this.openSpare(socket) : null;
+      const spare = this.takeSpare(socket, false);
       // A spare the server has closed meanwhile: one retry on a fresh connection.
       line = await socketRequest(spare ?? this.host.connectSocket(socket), request, timeoutMs).catch((err: unknown) => {
         if (!spare) throw err;
@@ -127,15 +141,17 @@ export class HerdrSocket {
    * A request that changes something (keys, text, a workspace) on the socket, its answer parsed
    * like the CLI's output. Null — and the caller runs the CLI — only when nothing was sent (no
    * socket known, or no connection); once the request may have reached the server it is never
-   * sent again: a lost answer is an error. A fresh connection each time, never the spare (which
-   * the server may have closed: a request written there might or might not have been read).
+   * sent again: a lost answer is an error. So it goes on the spare only when that was opened
+   * moments ago (SPARE_FRESH_MS: the server cannot have closed it as idle), else on a new
+   * connection (a spare the server closed might or might not have read what was written there).
    */
   async change<S extends z.ZodTypeAny>(method: string, params: Record<string, unknown>, schema: S, what: string): Promise<z.infer<S> | null> {
     const socket = this.socket;
     if (!socket) return null;
     let connection: Duplex;
     try {
-      connection = await this.host.connectSocket(socket);
+      const spare = await this.takeSpare(socket, true)?.catch(() => null);
+      connection = spare ?? (await this.host.connectSocket(socket));
     } catch {
       return null;
     }
@@ -167,12 +183,25 @@ export class HerdrSocket {
     return Math.min(this.timeoutMs, 10_000);
   }
 
-  private openSpare(socket: string): Promise<Duplex> {
-    const p = this.host.connectSocket(socket).then((stream) => {
+  private openSpare(socket: string): Spare {
+    const openedAt = Date.now();
+    const connection = this.host.connectSocket(socket).then((stream) => {
       stream.on('error', () => undefined);
       return stream;
     });
-    p.catch(() => undefined);
-    return p;
+    connection.catch(() => undefined);
+    return { connection, openedAt };
   }
 }
+
+/** A connection opened ahead, and when it was asked for. */
+interface Spare {
+  connection: Promise<Duplex>;
+  openedAt: number;
+}
+
+/**
+ * herdr (0.8.2) closes a connection that has sent nothing for 5 s; a spare younger than this is
+ * still open when a request written now reaches it, whatever the link's round trip.
+ */
+export const SPARE_FRESH_MS = 2_000;

@@ -36,7 +36,7 @@ export interface LocalHostOptions {
 
 export class LocalHost implements Host {
   readonly isThisMachine = true;
-  readonly socketsCostARoundTrip = false;
+  readonly socketsCostARoundTrip: boolean = false;
   readonly label = 'local';
   readonly address = 'local';
   private readonly commandTimeoutMs: number;
