@@ -144,7 +144,33 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
   // its files). The snapshot taken after the quits decides: the same work keeps that placement;
   // other work has it undone and is sent and placed instead.
   let ahead: Promise<Moved> | null = null;
-  const goAhead = (): Promise<Moved> => (ahead ??= sendAhead());
+  // Each agent's pane and name on the target, asked the moment the work is placed as planned (its
+  // folder exists): while the agents quit, the snapshot is taken and the sessions copied. A
+  // rollback waits for them (the pane is then recorded, and closed); an agent that did not quit
+  // has its pane closed, and other work placed instead closes them all and seats the agents again.
+  let failed = false;
+  const quitting = new Map<Member, Promise<unknown>>();
+  const seatAll = (who: readonly Member[], placed: Moved['placement'], names?: Map<Member, Seat>): Map<Member, Seat> =>
+    new Map(
+      who.map((m) => {
+        const seat = seatAgent(m, sides, placed, batch.desk, quitting.get(m) ?? Promise.resolve(), names?.get(m)?.name);
+        return [m, { pane: besides(seat.pane), name: besides(seat.name), screenBefore: besides(seat.screenBefore) }] as const;
+      }),
+    );
+  let seatedAhead: Promise<Map<Member, Seat>> | null = null;
+  const goAhead = (): Promise<Moved> => {
+    if (!ahead) {
+      ahead = sendAhead();
+      const quitters = live;
+      seatedAhead = besides(ahead.then((w) => (failed ? new Map<Member, Seat>() : seatAll(quitters, w.placement))));
+    }
+    return ahead;
+  };
+  /** Close the panes made ahead for these agents (best effort: they did not quit, nothing else of theirs changed). */
+  const closeSeats = async (who: readonly Member[]): Promise<void> => {
+    const seats = await seatedAhead?.catch(() => null);
+    await Promise.all(who.map(async (m) => (seats?.get(m) ? unseat(m, sides, seats.get(m)!).catch(() => undefined) : undefined)));
+  };
   const sendAhead = (): Promise<Moved> => {
     // The incoming marker (the target may hold something of this handoff from the transfer on)
     // is written while the agents quit; the transfer waits for it.
@@ -169,16 +195,18 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
     return besides(sendAndPlace(move, lead.snapshot, { read: lead.placementRead }));
   };
   const quits = await Promise.allSettled(
-    live.map((m) =>
-      m.steps.run('quit', m.says(`quitting the ${m.plan.kind} agent`), async () => {
+    live.map((m) => {
+      const quit = m.steps.run('quit', m.says(`quitting the ${m.plan.kind} agent`), async () => {
         const { plan } = m;
         // Recorded before the keys go out: a controller killed mid-quit leaves a journal from which
         // `recover` restarts the agent (or clears the typed quit text) instead of "nothing changed".
         m.record({ kind: 'quit', pane: plan.agent.pane_id, name: plan.agent.name ?? null, agentKind: plan.adapter.herdrKind, restartArgs: restartArgsOf(plan) });
         void goAhead();
         return quitAgent(source.herdr, plan.agent.pane_id, plan.kind, plan.adapter.quit, plan.adapter.classifyScreen, { timeoutMs: plan.opts.timeoutS * 1000 });
-      }),
-    ),
+      });
+      quitting.set(m, quit.catch(() => undefined));
+      return quit;
+    }),
   );
   // An agent that did not quit still runs: nothing of its own changed. When none quit, what went
   // ahead to the target is undone, and the marker goes again.
@@ -189,6 +217,8 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
     if (q.status === 'fulfilled') gone.push({ member: m, quit: q.value, copying: besides(copySession(m, sides, lead.placement.worktree, early.get(m)!.look, markerWritten)) });
     else stayed.push({ m, err: q.reason });
   });
+  if (gone.length === 0) failed = true;
+  await closeSeats(stayed.map((x) => x.m));
   if (gone.length === 0) {
     const report = await undo(members[0]!, sharedRecords(members[0]!.records), false);
     for (const { m, err } of stayed) outcomes.set(m, { ok: false, error: report.errors.length > 0 && err instanceof HandoffError ? new HandoffFailed(err, 'quit', report) : asHandoffError(err) });
@@ -197,18 +227,6 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
   for (const { m, err } of stayed) outcomes.set(m, { ok: false, error: asHandoffError(err) });
   live = gone.map((g) => g.member);
 
-  // Each agent's pane and name on the target, made the moment the work is placed as planned (its
-  // folder exists), while the snapshot is taken and the session copied (a rollback waits for
-  // them: the pane is then recorded, and closed).
-  const seatAll = (placed: Moved['placement'], names?: Map<Member, Seat>): Map<Member, Seat> =>
-    new Map(
-      gone.map(({ member: m }) => {
-        const seat = seatAgent(m, sides, placed, batch.desk, names?.get(m)?.name);
-        return [m, { pane: besides(seat.pane), name: besides(seat.name), screenBefore: besides(seat.screenBefore) }] as const;
-      }),
-    );
-  let failed = false;
-  const seatedAhead = besides(goAhead().then((w) => (failed ? new Map<Member, Seat>() : seatAll(w.placement))));
   let snap: Snapshot;
   let work: Moved;
   let seats: Map<Member, Seat>;
@@ -219,13 +237,13 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
       return s;
     });
     work = await goAhead();
-    seats = await seatedAhead;
+    seats = await seatedAhead!;
     if (!sameWork(snap, lead.snapshot)) {
       // Other work: its placement replaces the one made ahead, folder and all, so the panes opened
       // there close first and are opened again (under the names chosen) once it is placed.
-      await Promise.all(gone.map(({ member: m }) => unseat(m, sides, seats.get(m)!)));
+      await Promise.all(live.map((m) => unseat(m, sides, seats.get(m)!)));
       work = await sendAndPlace(move, snap, { replacing: work.placement });
-      seats = seatAll(work.placement, seats);
+      seats = seatAll(live, work.placement, seats);
     }
   } catch (thrown) {
     await failCheckout(gone, thrown);
