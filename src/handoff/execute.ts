@@ -16,10 +16,8 @@ import { presentObjects, type TransferResult } from '../git/transfer.js';
 import type { Progress } from '../progress.js';
 import { placementIntent } from './intents.js';
 import { hostStateDir, markerPath, writeMarker } from './marker.js';
-import { discardBackups } from '../transcript/copy.js';
-import { handleOf, recordStarted, startedDir } from './started-agents.js';
 import type { Journal } from './journal.js';
-import { cwdIn, type Plan } from './plan.js';
+import type { Plan } from './plan.js';
 import { paneAtShell, quitAgent, type QuitResult } from './quit.js';
 import { StepRunner } from './steps.js';
 import { HandoffFailed, rollback, type RollbackReport } from './rollback.js';
@@ -27,7 +25,7 @@ import type { Sides } from './sides.js';
 import type { HookTrustOutcome } from '../../adapters/hook-trust.js';
 import type { StartResult } from './start.js';
 import { allJournals, Member, ownRecords, sharedRecords } from './member.js';
-import { copySession, earlyReads, integrationInstaller, seatAgent, sessionFor, startOnTarget, TargetDesk, unseat, type Seat, type SessionCopied, type Started } from './member-steps.js';
+import { copySession, earlyReads, finishing, integrationInstaller, seatAgent, sessionFor, startOnTarget, TargetDesk, unseat, waitIdle, type Seat, type SessionCopied, type Started } from './member-steps.js';
 import { sendAndPlace, type Moved } from './send-and-place.js';
 
 export interface ExecuteResult {
@@ -335,49 +333,6 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
     await Promise.all(quitted.map(({ member }) => failMember(member, thrown)));
     if (!alone) await undo(members[0]!, sharedRecords(members[0]!.records), false);
   }
-}
-
-/** A busy agent is waited for (--wait) or refused; nothing has changed yet. */
-async function waitIdle(m: Member, sides: Sides): Promise<void> {
-  const { plan } = m;
-  const { agent, opts } = plan;
-  if (!opts.wait && !plan.adapter.quit.mustBeIdle) return;
-  await m.steps.run('wait', `waiting for ${m.label} to be idle`, async () => {
-    const now = (await sides.source.herdr.agentList()).find((a) => a.pane_id === agent.pane_id);
-    if (now && (now.agent_status === 'working' || now.agent_status === 'blocked')) {
-      if (!opts.wait) throw new HandoffError('agent_busy', `The ${plan.kind} agent is ${now.agent_status}; it must be idle before it can be quit.`, { fix: 'Pass --wait.' });
-      await sides.source.herdr.agentWait(agent.pane_id, ['idle', 'done'], opts.waitTimeoutS * 1000);
-    }
-  });
-}
-
-/** After its verification: the backups dropped, and the target told which session the agent resumed. */
-async function finishing(
-  m: Member,
-  s: { started: Started; session: SessionCopied },
-  sides: Sides,
-  targetState: string,
-  worktree: string,
-  backups: Map<Member, string[]>,
-): Promise<void> {
-  const { plan } = m;
-  await Promise.all([
-    // Verified: the backups of files replaced as they were left go; forced ones stay.
-    discardBackups(sides.target.host, s.session.out).then((kept) => backups.set(m, kept)),
-    // Written while the agent started; without it the session's way back sends whole files.
-    s.session.arrivalsRecorded.catch(() => undefined),
-    // The target knows from now on which session this agent resumed (see started-agents.ts).
-    recordStarted(sides.target.host, startedDir(targetState), {
-      pane: s.started.start.pane,
-      workspace: s.started.start.workspace,
-      name: s.started.start.name,
-      kind: plan.kind,
-      handle: handleOf(plan.kind, s.session.sessionPlacement.handle),
-      cwd: cwdIn(worktree, plan.snapshot.relativeCwd),
-      startedMs: s.started.startedMs,
-      handoff: plan.id,
-    }).catch(() => undefined),
-  ]);
 }
 
 /** The stash result when agents of the checkout are still here, working on its changes. */

@@ -1,10 +1,11 @@
-// One agent's own steps after its quit: the session copy, herdr's integration and hook trust,
-// the start on the target and its verification. Agents of a batch run these side by side.
+// One agent's own steps: the wait for it to be idle; after its quit, its pane on the target (made
+// while it quits), the session copy, herdr's integration and hook trust, the start on the target,
+// its verification and what follows it. Agents of a batch run these side by side.
 import type { HookLook, HookTrustOutcome } from '../../adapters/hook-trust.js';
 import type { Snapshot } from '../git/snapshot.js';
 import { arrivalsDir, recordArrivals } from '../transcript/arrivals.js';
 import type { CopyRecord } from '../transcript/copy-types.js';
-import { undoCopy } from '../transcript/copy.js';
+import { discardBackups, undoCopy } from '../transcript/copy.js';
 import { destinationUnder, lookAtDestinations, type DestinationLook } from '../transcript/destinations.js';
 import { ledgerDir, recordLeft } from '../transcript/left-ledger.js';
 import type { Placement } from '../../adapters/adapter.js';
@@ -17,6 +18,8 @@ import type { Sides } from './sides.js';
 import { agentsAfterPaneReleased, PANE_RELEASE_MS } from './quit.js';
 import { openPane, startAgent, toAgentName, uniqueAgentName, type AgentPane, type StartResult } from './start.js';
 import { checkTargetFiles, verify } from './verify.js';
+import { HandoffError } from '../errors.js';
+import { handleOf, recordStarted, startedDir } from './started-agents.js';
 import { HerdrError } from '../herdr/herdr-error.js';
 
 /** The temp-name tag copySessionUnit gives the session copy (src/handoff/session-copy.ts). */
@@ -271,4 +274,47 @@ export function integrationInstaller(sides: Sides): (m: Member) => Promise<boole
     if (installed) m.record({ kind: 'integration', target });
     return installed;
   };
+}
+
+/** A busy agent is waited for (--wait) or refused; nothing has changed yet. */
+export async function waitIdle(m: Member, sides: Sides): Promise<void> {
+  const { plan } = m;
+  const { agent, opts } = plan;
+  if (!opts.wait && !plan.adapter.quit.mustBeIdle) return;
+  await m.steps.run('wait', `waiting for ${m.label} to be idle`, async () => {
+    const now = (await sides.source.herdr.agentList()).find((a) => a.pane_id === agent.pane_id);
+    if (now && (now.agent_status === 'working' || now.agent_status === 'blocked')) {
+      if (!opts.wait) throw new HandoffError('agent_busy', `The ${plan.kind} agent is ${now.agent_status}; it must be idle before it can be quit.`, { fix: 'Pass --wait.' });
+      await sides.source.herdr.agentWait(agent.pane_id, ['idle', 'done'], opts.waitTimeoutS * 1000);
+    }
+  });
+}
+
+/** After its verification: the backups dropped, and the target told which session the agent resumed. */
+export async function finishing(
+  m: Member,
+  s: { started: Started; session: SessionCopied },
+  sides: Sides,
+  targetState: string,
+  worktree: string,
+  backups: Map<Member, string[]>,
+): Promise<void> {
+  const { plan } = m;
+  await Promise.all([
+    // Verified: the backups of files replaced as they were left go; forced ones stay.
+    discardBackups(sides.target.host, s.session.out).then((kept) => backups.set(m, kept)),
+    // Written while the agent started; without it the session's way back sends whole files.
+    s.session.arrivalsRecorded.catch(() => undefined),
+    // The target knows from now on which session this agent resumed (see started-agents.ts).
+    recordStarted(sides.target.host, startedDir(targetState), {
+      pane: s.started.start.pane,
+      workspace: s.started.start.workspace,
+      name: s.started.start.name,
+      kind: plan.kind,
+      handle: handleOf(plan.kind, s.session.sessionPlacement.handle),
+      cwd: cwdIn(worktree, plan.snapshot.relativeCwd),
+      startedMs: s.started.startedMs,
+      handoff: plan.id,
+    }).catch(() => undefined),
+  ]);
 }
