@@ -30,36 +30,31 @@ export const BUNDLE_FOLDER_OUTSIDE = 75;
 /**
  * $1 the folder to unpack in (made, private; one of an earlier attempt is replaced), $2 1 when
  * stdin is gzipped, $3 how many folders follow to make first: the config root, then the
- * destinations' folders (each must resolve under the root once made); then per member i (0, 1, …)
- * three arguments: its mode (octal), its time (ISO, atime and mtime alike) and its destination.
- * Prints each member's number once it is in place; on a failure the members not printed were not
- * installed. The unpacking folder is removed when it ends (and by the session's undo, should the
- * program be killed).
+ * destinations' folders (each must resolve under the root once made; a root whose physical path
+ * ends in a newline is refused); then per member i (0, 1, …) three arguments: its mode (octal),
+ * its time (ISO, atime and mtime alike) and its destination. Prints each member's number once it is
+ * in place; on a failure the members not printed were not installed. The unpacking folder is
+ * removed when it ends (and by the session's undo, should the program be killed). Kept short:
+ * it travels in every handoff's exec request.
  */
 export const BUNDLE_INSTALL_SCRIPT = [
   'umask 077',
-  't=$1; z=$2; n=$3; shift 3',
+  't=$1 z=$2 n=$3; shift 3',
   `command -v tar >/dev/null 2>&1 || exit ${BUNDLE_NO_TOOLS}`,
-  `if [ "$z" = 1 ]; then command -v gzip >/dev/null 2>&1 || exit ${BUNDLE_NO_TOOLS}; fi`,
-  // A folder's physical path, whole: pwd's one newline off, any newline of its own kept.
-  "nl=$(printf '\\nx'); nl=${nl%x}; r=",
+  `[ "$z" != 1 ] || command -v gzip >/dev/null 2>&1 || exit ${BUNDLE_NO_TOOLS}`,
+  'r=',
   'while [ "$n" -gt 0 ]; do',
-  `  mkdir -p -- "$1" && d=$(cd -P -- "$1" && pwd -P && echo .) || { printf "could not make the folder %s\\n" "$1" >&2; exit ${BUNDLE_FOLDER_FAILED}; }`,
-  '  d=${d%.}; d=${d%"$nl"}',
-  '  if [ -z "$r" ]; then r=$d',
-  `  elif [ "$r" != / ]; then case $d in "$r" | "$r"/*) ;; *) printf "%s resolves to %s, outside %s\\n" "$1" "$d" "$r" >&2; exit ${BUNDLE_FOLDER_OUTSIDE} ;; esac; fi`,
+  `  mkdir -p -- "$1" && d=$(cd -P -- "$1" && pwd -P) || exit ${BUNDLE_FOLDER_FAILED}`,
+  `  if [ -z "$r" ]; then r=$d; elif [ "$r" != / ]; then case $d in "$r" | "$r"/*) ;; *) printf '%s resolves to %s, outside %s\\n' "$1" "$d" "$r" >&2; exit ${BUNDLE_FOLDER_OUTSIDE} ;; esac; fi`,
   '  shift; n=$((n - 1))',
   'done',
   'rm -rf -- "$t" && mkdir -- "$t" || exit 70',
   "trap 'rm -rf -- \"$t\"' EXIT",
-  'if [ "$z" = 1 ]; then gzip -dc; else cat; fi | (cd -- "$t" && tar -x -o -f -) || { echo "could not unpack the session files" >&2; exit 71; }',
+  'if [ "$z" = 1 ]; then gzip -dc; else cat; fi | (cd -- "$t" && tar -xof -) || exit 71',
   'i=0',
-  'while [ "$#" -ge 3 ]; do',
-  '  m="$t/$i"',
-  '  [ -f "$m" ] || { printf "member %s missing from the bundle\\n" "$i" >&2; exit 72; }',
-  '  chmod -- "$1" "$m" && touch -d "$2" -- "$m" && mv -f -- "$m" "$3" || exit 73',
-  '  printf "%s\\n" "$i"',
-  '  i=$((i + 1)); shift 3',
+  'while [ $# -ge 3 ]; do',
+  '  chmod -- "$1" "$t/$i" && touch -d "$2" -- "$t/$i" && mv -f -- "$t/$i" "$3" || exit 72',
+  '  echo $i; i=$((i + 1)); shift 3',
   'done',
 ].join('\n');
 
@@ -127,7 +122,7 @@ export async function installBundle(req: CopyRequest, matcher: RewriteMatcher, m
   if (r.exitCode === BUNDLE_NO_TOOLS) return { kind: 'no_tools' };
   const said = r.stderr.trim();
   if (r.exitCode === BUNDLE_FOLDER_OUTSIDE) throw new HandoffError('unsafe_destination', `Refusing to write there on ${req.target.label}: ${said}.`, { fix: `Remove the symlink that leads out of ${req.targetRoot}.` });
-  if (r.exitCode === BUNDLE_FOLDER_FAILED) throw new HandoffError('copy_failed', `Making the session folders failed on ${req.target.label}: ${said}.`);
+  if (r.exitCode === BUNDLE_FOLDER_FAILED) throw new HandoffError('copy_failed', `Making the session folders failed on ${req.target.label}: ${said || `exit ${r.exitCode}`}.`);
   const placed = new Set(r.stdout.split('\n').filter((l) => /^\d+$/.test(l)).map(Number));
   const files = members.flatMap((m, i): CopiedFile[] => {
     if (!placed.has(i)) return [];
