@@ -270,7 +270,8 @@ async function demo(sb: Sandbox): Promise<void> {
   say(`  pi was quit in pane ${sourcePane}, and a new herdr workspace runs it as "${target.name}" (pane ${target.pane})`);
   say(`  in a new worktree ${out.target_worktree} on branch ${out.branch},`);
   say(`  with the uncommitted changes applied (${out.changes_applied ? 'yes' : 'no'}) and the same conversation`);
-  say(`  (session ${out.plan?.session?.id ?? '?'}, ${out.plan?.session?.files ?? '?'} file(s), now at ${out.plan?.will_create?.session_file ?? '?'}).`);
+  const files = out.plan?.session?.files;
+  say(`  (session ${out.plan?.session?.id ?? '?'}, ${files === undefined ? '? files' : files === 1 ? '1 file' : `${files} files`}, now at ${out.plan?.will_create?.session_file ?? '?'}).`);
   if (out.source_stash) say(`  At the source: ${out.source_stash.note}`);
   for (const v of out.verified ?? []) say(`  verified: ${v}`);
   say('');
