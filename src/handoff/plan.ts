@@ -341,11 +341,16 @@ export function cwdIn(worktree: string, relativeCwd: string): string {
   return relativeCwd ? `${worktree}/${relativeCwd}` : worktree;
 }
 
-/** The discovery's cache update, and (unless a dry run or a named --dir) this machine's memory of the answer, both off the critical path. */
-function keepDiscovery(sides: Sides, found: DiscoverResult, remotes: readonly RemoteOfRepo[], dryRun: boolean): void {
+/**
+ * The discovery's cache update (none in a dry run), and (unless a named --dir) this machine's
+ * memory of the answer, both off the critical path. A dry run remembers too: the memory is a hint
+ * on this machine (as hosts.json is), no part of either side of a handoff, and the send that
+ * follows a dry run then looks where it found the checkout at once.
+ */
+function keepDiscovery(sides: Sides, found: DiscoverResult, remotes: readonly RemoteOfRepo[]): void {
   sides.background(found.saved);
   const key = remotes[0]?.key;
-  if (dryRun || found.via === 'dir' || !key) return;
+  if (found.via === 'dir' || !key) return;
   sides.background(rememberCheckouts(sides.target.host.address, key, found.checkouts.map((c) => c.path)));
 }
 
@@ -360,7 +365,7 @@ async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayou
         if (opts.dir) throw err;
         return null;
       });
-      if (found) keepDiscovery(sides, found, remotes, opts.dryRun);
+      if (found) keepDiscovery(sides, found, remotes);
       const others = found?.checkouts.filter((c) => !c.worktrees.some((w) => w.path === snap.repoRoot)) ?? [];
       // --dir inside the agent's own repository (a subfolder, a linked worktree): say so rather
       // than quietly making a new worktree instead of what was named.
@@ -380,6 +385,6 @@ async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayou
     });
   }
   const found = await discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun, ...(looked ? { looked } : {}), ...(shared ? { shared } : {}) });
-  keepDiscovery(sides, found, remotes, opts.dryRun);
+  keepDiscovery(sides, found, remotes);
   return { discovery: found, targetRepo: found.checkout.path, otherCheckouts: found.checkouts.slice(1).map((c) => c.path), newBranch: opts.newBranch };
 }

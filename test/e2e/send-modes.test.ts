@@ -572,6 +572,10 @@ describe('send --dry-run', () => {
     expect(r.json.target_agent).toBeUndefined();
     expect(r.json.plan.will_create).toMatchObject({ branch: 'feature-dry', worktree: `${p.vega}.worktrees/feature-dry` });
     expect(stateOf(p, [laptopSessions])).toEqual(before);
+    // This machine remembers where vega keeps the checkout (a hint of its own, checked each time):
+    // the send that follows looks there at once.
+    const memory = JSON.parse(fs.readFileSync(path.join(laptop.home, '.local', 'state', 'agent-handoff', 'checkouts.json'), 'utf8')) as { hosts: Record<string, Record<string, string[]>> };
+    expect(Object.values(memory.hosts).flatMap((repos) => Object.values(repos).flat())).toContain(p.vega);
     // Where the session would go on vega does not exist.
     const vegaSessions = path.dirname(r.json.plan.will_create.session_file);
     expect(fs.existsSync(vegaSessions)).toBe(false);
