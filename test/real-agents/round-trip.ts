@@ -294,13 +294,27 @@ async function checkLanded(world: World, k: RealKind, to: Machine, from: Machine
   expect(k.unitsBeside(file, checkout)).toEqual(units);
   clean();
   // The turn is over for herdr too before the next leg moves the agent (the reply is drawn a
-  // moment before the agent reports idle; a working agent is refused without --wait).
-  await waitFor(`${out.target_agent.name} idle on ${user.name} after its turn`, async () => {
+  // moment before the agent reports idle; a working agent is refused without --wait). Idle for a
+  // while, not once: after a turn an agent may work again briefly on its own (omp, under a
+  // loaded CI, was seen idle and then working when the next leg planned).
+  const idle = async () => {
     const r = await herdr(world, user, ['agent', 'get', out.target_agent.name]);
     const a = (r.json?.result as { agent?: { agent_status?: string } } | undefined)?.agent;
     return a?.agent_status === 'idle' || a?.agent_status === 'done';
+  };
+  let idleSince = 0;
+  await waitFor(`${out.target_agent.name} idle on ${user.name} for ${SETTLED_IDLE_MS} ms after its turn`, async () => {
+    if (!(await idle())) {
+      idleSince = 0;
+      return false;
+    }
+    idleSince ||= Date.now();
+    return Date.now() - idleSince >= SETTLED_IDLE_MS;
   }, 30_000);
 }
+
+/** How long an agent must stay idle after a turn before the next leg moves it. */
+const SETTLED_IDLE_MS = 1_500;
 
 /** A folder's entries (absolute), sorted; none when it is missing. */
 export function entries(dir: string, keep: (name: string) => boolean = () => true): string[] {
