@@ -164,10 +164,19 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
     }
     return ahead;
   };
-  /** Close the panes made ahead for these agents (best effort: they did not quit, nothing else of theirs changed). */
+  /**
+   * Close the panes made ahead for these agents (best effort: they did not quit, nothing else of
+   * theirs changed). With none, nothing waits for the placement.
+   */
   const closeSeats = async (who: readonly Member[]): Promise<void> => {
+    if (who.length === 0) return;
     const seats = await seatedAhead?.catch(() => null);
-    await Promise.all(who.map(async (m) => (seats?.get(m) ? unseat(m, sides, seats.get(m)!).catch(() => undefined) : undefined)));
+    await Promise.all(
+      who.map(async (m) => {
+        const seat = seats?.get(m);
+        if (seat) await unseat(m, sides, seat).catch(() => undefined);
+      }),
+    );
   };
   const sendAhead = (): Promise<Moved> => {
     // The incoming marker (the target may hold something of this handoff from the transfer on)

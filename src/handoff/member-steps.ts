@@ -20,7 +20,7 @@ import { openPane, startAgent, toAgentName, uniqueAgentName, type AgentPane, typ
 import { checkTargetFiles, verify } from './verify.js';
 import { HandoffError } from '../errors.js';
 import { handleOf, recordStarted, startedDir } from './started-agents.js';
-import { HerdrError } from '../herdr/herdr-error.js';
+import { gone } from './rollback.js';
 
 /** The temp-name tag copySessionUnit gives the session copy (src/handoff/session-copy.ts). */
 export function sessionCopyTag(id: string): string {
@@ -191,9 +191,7 @@ export function seatAgent(m: Member, sides: Sides, placed: { worktree: string; r
 export async function unseat(m: Member, sides: Sides, seat: Seat): Promise<void> {
   const made = await seat.pane.catch(() => null);
   if (!made) return;
-  await sides.target.herdr.paneClose(made.pane).catch((err: unknown) => {
-    if (!(err instanceof HerdrError && err.herdrCode === 'pane_not_found')) throw err;
-  });
+  await sides.target.herdr.paneClose(made.pane).catch(gone);
   m.record({ kind: 'undone', what: 'seat' });
 }
 

@@ -70,8 +70,8 @@ export interface RollbackOptions {
 /**
  * The records a rollback undoes, newest first. A placement, session copy or seat may be made
  * twice (the first one undone when another replaced it, then an `undone` record): the one undone
- * already is skipped with its intent. An intent stands in for its record only when the step died before
- * writing that record.
+ * already is skipped with its intent. An intent stands in for its record only when the step died
+ * before writing that record.
  */
 export function toUndo(records: readonly HandoffRecord[]): HandoffRecord[] {
   const out: HandoffRecord[] = [];
@@ -115,7 +115,7 @@ export function toUndo(records: readonly HandoffRecord[]): HandoffRecord[] {
 }
 
 /** A close that found nothing to close (the pane or workspace is gone already) did its job. */
-function gone(err: unknown): void {
+export function gone(err: unknown): void {
   if (err instanceof HerdrError && (err.herdrCode === 'workspace_not_found' || err.herdrCode === 'pane_not_found')) return;
   throw err;
 }

@@ -139,11 +139,8 @@ export class HerdrClient {
    * Over the socket herdr answers at once (launch pending) and the wait is ours, as herdr's CLI
    * does it, so an agent that exits at once is known within a poll or two, where the CLI sits
    * out its whole --timeout when the program was gone before herdr looked. Without the socket:
-   * the CLI.
-   */
-  /**
-   * `screenBefore`: the pane's screen read moments before (while the caller waited for something
-   * else); a blank one says the shell had not drawn yet, and the screen is read now instead.
+   * the CLI. `screenBefore`: the pane's screen read moments before (while the caller waited for
+   * something else); a blank one says the shell had not drawn yet, and the screen is read now.
    */
   async agentStart(name: string, kind: string, pane: string, args: readonly string[], timeoutMs = 30_000, screenBefore?: Promise<string | null>): Promise<{ agent: AgentInfo; argv: string[] }> {
     const params = { name, kind, pane_id: pane, args: [...args], timeout_ms: timeoutMs };
