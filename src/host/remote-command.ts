@@ -94,9 +94,18 @@ export function printfOctalBytes(bytes: Buffer, opts: { anyShell?: boolean } = {
     if (byte === 0x25) out += '%%';
     else if (byte === 0x5c && !opts.anyShell) out += '\\\\';
     else if (byte >= 0x20 && byte < 0x7f && byte !== 0x27 && byte !== 0x5c && !(opts.anyShell && byte === 0x21) && !(i === 0 && byte === 0x2d)) out += String.fromCharCode(byte);
-    else out += `\\${byte.toString(8).padStart(3, '0')}`;
+    else out += `\\${octalEscapeDigits(byte, bytes[i + 1])}`;
   }
   return out;
+}
+
+/**
+ * The octal digits of an escape: as few as the value needs (printf reads one to three), all three
+ * when a digit follows, which printf would otherwise read as part of the escape.
+ */
+function octalEscapeDigits(byte: number, next: number | undefined): string {
+  const digits = byte.toString(8);
+  return next !== undefined && next >= 0x30 && next <= 0x39 ? digits.padStart(3, '0') : digits;
 }
 
 /**

@@ -4,10 +4,13 @@
 // dozens of small remote commands cheap over real latency.
 //
 // Protocol (ours on both ends; the remote side is the loop below, started through the usual
-// shell-agnostic header). Per command we send two lines:
-//   1. an input line, eval'd by the loop itself: it writes the command's stdin bytes (printf
-//      escapes built here) to the loop's private input file, or empties it — and, before the
-//      first command and whenever it changes, exports the login environment every command inherits;
+// shell-agnostic header). The loop's ready line is its mark, then `+` when it has `dd`. Per
+// command we send two lines:
+//   1. an input line, eval'd by the loop itself: it writes the command's stdin bytes to the loop's
+//      private input file, or empties it — and, before the first command and whenever it
+//      changes, exports the login environment every command inherits. The bytes are printf
+//      escapes on that line, or, when that costs more (binary bytes: a pack, a gzip stream),
+//      they follow the second line as they are and `dd` reads exactly that many;
 //   2. the command header (remote-command.ts), run as `( eval "$h" )` with stdin from that
 //      file and stdout/stderr into private files, so no output of the program can be mistaken
 //      for our framing.
@@ -43,16 +46,27 @@ export function shellLoop(mark: string): string {
     // EXIT trap too. (A trap, not an ignore: the commands keep the default.)
     `trap 'exit 141' PIPE`,
     ': >"$d/i" || exit 1',
-    `printf '%s\\n' ${mark}`,
+    // Raw input needs dd; without it the loop must never be sent raw bytes (it would read them as commands).
+    'r=; if command -v dd >/dev/null 2>&1; then r=+; fi',
+    `printf '%s%s\\n' ${mark} "$r"`,
     // Both sizes from one `wc` (names relative to the folder: its path may hold spaces).
     `while IFS= read -r s && IFS= read -r h; do eval "$s"; ( umask "$u"; eval "$h" ) <"$d/i" >"$d/o" 2>"$d/e"; c=$?; set -- $(cd "$d" && wc -c o e); printf '%s %s %s %s\\n' ${mark} "$c" "$1" "$3"; cat "$d/o" "$d/e"; done`,
   ].join('; ');
 }
 
-/** The input line for one command: its stdin bytes into the loop's input file. */
-export function inputLine(stdin: Buffer | undefined): string {
-  if (!stdin || stdin.length === 0) return ': >"$d/i"';
-  return `printf '${printfOctalBytes(stdin)}' >"$d/i"`;
+/**
+ * The input line for one command, and the raw bytes to send after its header: its stdin bytes
+ * into the loop's input file. Raw (when the loop has dd) only where escaping would cost more.
+ * dd reads one byte at a time, so never past the command's own bytes; `count` input blocks
+ * are collected into one write. Should dd fail, the loop ends rather than read what is left of
+ * the bytes as commands.
+ */
+export function commandInput(stdin: Buffer | undefined, rawInput: boolean): { line: string; raw?: Buffer } {
+  if (!stdin || stdin.length === 0) return { line: ': >"$d/i"' };
+  const escaped = `printf '${printfOctalBytes(stdin)}' >"$d/i"`;
+  if (!rawInput || stdin.length > SHELL_STDIN_MAX) return { line: escaped };
+  const raw = `dd ibs=1 obs=${SHELL_STDIN_MAX} count=${stdin.length} of="$d/i" 2>/dev/null || exit 1`;
+  return raw.length + stdin.length < escaped.length ? { line: raw, raw: stdin } : { line: escaped };
 }
 
 interface Pending {
@@ -65,6 +79,8 @@ class AnswerParser {
   private buf: Buffer = Buffer.alloc(0);
   private readonly start: StartMarkFilter;
   private need: { exitCode: number; out: number; err: number } | null = null;
+  /** What the ready line says after the mark (null until it has come whole). */
+  ready: string | null = null;
 
   constructor(private readonly mark: string) {
     this.start = new StartMarkFilter(mark);
@@ -76,11 +92,17 @@ class AnswerParser {
     if (!this.start.found) {
       data = this.start.feed(chunk);
       if (!this.start.found) return [];
-      // The ready line ends right after the mark.
-      if (data[0] === 0x0a) data = data.subarray(1);
     }
     this.buf = this.buf.length ? Buffer.concat([this.buf, data]) : data;
     const done: ShellOutcome[] = [];
+    if (this.ready === null) {
+      const nl = this.buf.indexOf(0x0a);
+      if (nl < 0) return done;
+      const ready = this.buf.subarray(0, nl).toString('latin1');
+      if (ready !== '' && ready !== '+') throw new Error(`unexpected ready line: ${JSON.stringify(ready.slice(0, 80))}`);
+      this.ready = ready;
+      this.buf = this.buf.subarray(nl + 1);
+    }
     for (;;) {
       if (!this.need) {
         const nl = this.buf.indexOf(0x0a);
@@ -107,6 +129,8 @@ export class CommandShell {
   /** The login environment the loop has exported (every command inherits it), once one was. */
   private base: Record<string, string> | null = null;
 
+  private readonly parser: AnswerParser;
+
   constructor(
     private readonly ch: ClientChannel,
     mark: string,
@@ -114,6 +138,7 @@ export class CommandShell {
     private readonly kill: (ch: ClientChannel) => void,
   ) {
     const parser = new AnswerParser(mark);
+    this.parser = parser;
     ch.on('data', (d: Buffer) => {
       let answers: ShellOutcome[];
       try {
@@ -174,7 +199,10 @@ export class CommandShell {
           reject(e);
         },
       };
-      this.ch.write(`${exports ? `${exports}; ` : ''}${inputLine(stdin)}\n${header}\n`);
+      // Raw bytes only once the loop has said it has dd (a command may be sent before its ready line).
+      const input = commandInput(stdin, this.parser.ready === '+');
+      this.ch.write(`${exports ? `${exports}; ` : ''}${input.line}\n${header}\n`);
+      if (input.raw) this.ch.write(input.raw);
     });
   }
 

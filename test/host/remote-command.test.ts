@@ -19,16 +19,19 @@ describe('remote command encoding', () => {
   });
 
   it('keeps printable ASCII as it is and escapes the rest, a leading dash included', () => {
-    expect(printfOctal('a b\n')).toBe('a b\\012');
-    expect(printfOctal('%\\\'')).toBe('%%\\\\\\047');
-    expect(printfOctal('é\r\t\x01')).toBe('\\303\\251\\015\\011\\001');
-    expect(printfOctal('-n x-')).toBe('\\055n x-');
+    expect(printfOctal('a b\n')).toBe('a b\\12');
+    expect(printfOctal('%\\\'')).toBe('%%\\\\\\47');
+    expect(printfOctal('é\r\t\x01')).toBe('\\303\\251\\15\\11\\1');
+    expect(printfOctal('-n x-')).toBe('\\55n x-');
+    // A digit after an escape: all three of its digits, so printf does not read the digit as a fourth.
+    expect(printfOctal('\n1\x002\x008x')).toBe('\\0121\\0002\\0008x');
     expect(printfOctal('$(touch x) `y` "z"')).toBe('$(touch x) `y` "z"');
   });
 
   it('gives back every byte through printf, under every shell that runs the header', () => {
     const all = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
-    for (const bytes of [all, Buffer.from('-leading dash\n'), Buffer.from('%s %d %% \\n \\\\ \\047 end'), Buffer.from("'"), Buffer.alloc(0)]) {
+    const digitsAfterEscapes = Buffer.from(Array.from({ length: 256 }, (_, i) => [i, 0x30 + (i % 10)]).flat());
+    for (const bytes of [all, digitsAfterEscapes, Buffer.from('-leading dash\n'), Buffer.from('%s %d %% \\n \\\\ \\047 end'), Buffer.from("'"), Buffer.alloc(0)]) {
       for (const shell of ['/bin/sh', ...POSIX_SHELLS.map((s) => s.join(' '))]) {
         const [bin, ...flags] = shell.split(' ');
         const r = spawnSync(bin!, [...flags, '-c', `printf '${printfOctalBytes(bytes)}'`]);
