@@ -174,14 +174,17 @@ export async function startAgent(herdr: HerdrClient, req: StartRequest): Promise
     if (reading.screen) waiting.push(reading.screen);
     return reading.screen !== null;
   };
-  await onScreen(req.classify(await firstScreen(herdr, paneId, typed, Math.min(FIRST_SCREEN_MS, req.timeoutMs))));
-
   // Alive? An agent that exits right after starting drops out of herdr's list. One that herdr
-  // found interactive (its rule: running ≥ 3 s, or it exits first) is past that moment; one
-  // stopped at a screen, answered just now or not ready in time gets a moment to exit first.
-  const pastStart = started?.agent.interactive_ready === true && started.agent.agent_status !== 'blocked' && trust !== 'answered';
+  // found interactive (its rule: running ≥ 3 s, or it exits first) is past that moment, and is
+  // looked for while its first screen is read; one stopped at a screen, answered just now or not
+  // ready in time gets a moment to exit first.
+  const readyAtStart = started?.agent.interactive_ready === true && started.agent.agent_status !== 'blocked';
+  const listedBeside = readyAtStart ? herdr.agentList() : null;
+  listedBeside?.catch(() => undefined);
+  await onScreen(req.classify(await firstScreen(herdr, paneId, typed, Math.min(FIRST_SCREEN_MS, req.timeoutMs))));
+  const pastStart = readyAtStart && trust !== 'answered';
   if (!pastStart) await sleep(300);
-  let live = (await herdr.agentList()).find((a) => a.pane_id === paneId);
+  let live = (await (pastStart && listedBeside ? listedBeside : herdr.agentList())).find((a) => a.pane_id === paneId);
   if (!live) {
     const last = await herdr.read(paneId, { source: 'recent', lines: 40 }).catch(() => '');
     throw new HandoffError('start_failed', `The ${req.kind} agent exited on the target right after starting:\n${screenTail(last)}`, {
