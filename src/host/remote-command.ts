@@ -73,6 +73,51 @@ function shellWord(value: string, carried: boolean): string {
   return carriedCost(double) < carriedCost(single) ? double : single;
 }
 
+/** `value` as one sh word, each occurrence of `folder` in it as `"$_p"` (which holds it). */
+function wordNaming(value: string, folder: string, carried: boolean): string {
+  if (!value.includes(folder)) return shellWord(value, carried);
+  return value
+    .split(folder)
+    .map((piece) => (piece === '' ? '' : shellWord(piece, carried)))
+    .join('"$_p"');
+}
+
+/** Shortest folder path worth naming once in a header. */
+const SHARED_FOLDER_MIN = 16;
+
+/**
+ * The folder path (ending in `/`) whose naming once as `_p` shortens the header most, or null
+ * when none does: session files, their ledger entries and checks name the same long folder over
+ * and over (grok's sixteen files, each under a percent-encoded copy of the repo's path).
+ * Candidates start where an absolute path starts in an argument and end at one of its slashes;
+ * each is counted where paths start (one pass), and only the likeliest is tried in full.
+ */
+function sharedFolder(argv: readonly string[], oneLine: boolean): string | null {
+  const words = argv.filter((a) => !oneLine || !/[\n\r]/.test(a));
+  const seen = new Map<string, number>();
+  for (const arg of words) {
+    for (let i = arg.indexOf('/'); i !== -1; i = arg.indexOf('/', i + 1)) {
+      if (i > 0 && /[^\s"'=:]/.test(arg[i - 1]!)) continue;
+      for (let j = arg.indexOf('/', i + SHARED_FOLDER_MIN - 1); j !== -1; j = arg.indexOf('/', j + 1)) {
+        const folder = arg.slice(i, j + 1);
+        if (/[\n\r]/.test(folder)) break;
+        seen.set(folder, (seen.get(folder) ?? 0) + 1);
+      }
+    }
+  }
+  // Each use costs `"$_p"` and a quote pair around it; the naming costs the folder once more.
+  let likeliest: string | null = null;
+  let most = 0;
+  for (const [folder, n] of seen) {
+    const saved = n * (folder.length - 7) - (folder.length + 8);
+    if (saved > most) [likeliest, most] = [folder, saved];
+  }
+  if (!likeliest) return null;
+  const cost = (folder: string | null): number =>
+    words.reduce((sum, a) => sum + (folder ? wordNaming(a, folder, !oneLine) : shellWord(a, !oneLine)).length + 1, folder ? assign('_p', folder, !oneLine).length + 2 : 0);
+  return cost(likeliest) < cost(null) ? likeliest : null;
+}
+
 /** printf format that reproduces `value`'s bytes exactly (see printfOctalBytes). */
 export function printfOctal(value: string): string {
   return printfOctalBytes(Buffer.from(value, 'utf8'));
@@ -151,7 +196,10 @@ export function buildHeader(spec: HeaderSpec, opts: { oneLine?: boolean } = {}):
     parts.push(`cd -- "$_ah" 2>/dev/null || { printf 'cannot change to folder: %s\\n' "$_ah" >&2; exit ${CWD_MISSING_EXIT}; }`);
   }
   // Arguments on one line go as single-quoted words, several to a `set`; one with a line end
-  // goes through a variable (assign).
+  // goes through a variable (assign). A folder that several arguments repeat is named once.
+  for (const arg of spec.argv) assertNoNul(arg, 'An argument');
+  const folder = sharedFolder(spec.argv, oneLine);
+  if (folder) parts.push(assign('_p', folder, !oneLine));
   parts.push('set --');
   let words: string[] = [];
   const setWords = (): void => {
@@ -159,9 +207,8 @@ export function buildHeader(spec: HeaderSpec, opts: { oneLine?: boolean } = {}):
     words = [];
   };
   for (const arg of spec.argv) {
-    assertNoNul(arg, 'An argument');
     if (!oneLine || !/[\n\r]/.test(arg)) {
-      words.push(shellWord(arg, !oneLine));
+      words.push(folder ? wordNaming(arg, folder, !oneLine) : shellWord(arg, !oneLine));
       continue;
     }
     setWords();
@@ -172,7 +219,7 @@ export function buildHeader(spec: HeaderSpec, opts: { oneLine?: boolean } = {}):
     if (!/^[A-Za-z0-9]+$/.test(spec.startMark)) throw new Error('internal: start mark must be alphanumeric');
     parts.push(`printf '%s' ${spec.startMark}`);
   }
-  parts.push('unset _ah h; exec "$@"');
+  parts.push('unset _ah _p h; exec "$@"');
   const header = parts.join('; ');
   if (oneLine && (header.includes('\n') || header.includes('\r'))) throw new Error('internal: header must be one line');
   return header;

@@ -4,8 +4,11 @@
 // (pi, claude, codex) or that with its first line rewritten in place (omp's padded title): then
 // only the tail, or the first line and the tail, cross the network instead of the whole file.
 //
-// Layout: <state>/arrived/<sha256 of the path, 32 hex>.json: line 1 `size head sha256 restSha256
-// endsWithNewline(0|1)` for the sh program, line 2 the same as JSON with the path. Private.
+// Layout: <state>/arrived/<sha256 of the path, 32 hex>.json, one line: `size head sha256
+// restSha256 endsWithNewline(0|1)` for the sh program, then the path and the handoff as JSON for
+// a person. (Entries written before had that JSON, with the numbers again, on a second line.)
+// One line so that a header names the session folder its entries repeat once (remote-command.ts).
+// Private.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { HandoffError } from '../errors.js';
@@ -69,7 +72,7 @@ export function arrivalsDir(stateDir: string): string {
 
 function arrivalText(a: Arrival): string {
   const p = Arrival.parse(a);
-  return `${p.size} ${p.headLength} ${p.sha256} ${p.restSha256} ${p.endsWithNewline ? 1 : 0}\n${JSON.stringify(p)}`;
+  return `${p.size} ${p.headLength} ${p.sha256} ${p.restSha256} ${p.endsWithNewline ? 1 : 0} ${JSON.stringify({ path: p.path, handoff: p.handoff })}`;
 }
 
 /** Record, on `host`, the session files as this handoff wrote them there. One program. */
@@ -92,7 +95,7 @@ export const ARRIVAL_VERDICT_PROGRAM = [
   'while [ "$#" -ge 2 ]; do',
   '  f=$1; e=$d/$2; shift 2',
   '  v=none; cur=-; whole=-; n=-; hl=-; nl=-',
-  '  if [ -f "$e" ] && [ -f "$f" ] && read -r n hl sha rsha nl <"$e"; then',
+  '  if [ -f "$e" ] && [ -f "$f" ] && read -r n hl sha rsha nl about <"$e"; then',
   '    case "$n/$hl/$nl" in',
   '      *[!0-9/]* | /* | */ | *//*) n=-; hl=-; nl=- ;;',
   '      *)',

@@ -87,6 +87,44 @@ describe('remote command encoding', () => {
     });
   }
 
+  it('names a folder that many arguments repeat once, hostile as it may be, and gives back every argument', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-folder-'));
+    const folder = `${dir}/it's "$_p" \\ %2F!x $(touch ${dir}/c1) \`touch ${dir}/c2\`/sessions/`;
+    const args = [
+      ...Array.from({ length: 8 }, (_, i) => `${folder}file-${i}.json`),
+      folder,
+      `${folder}${folder}`,
+      `{"path":"${folder}x.json","n":1}`,
+      'x/y/z/not/a/path/start/aaaaaaaa/',
+      '"$_p"',
+      '',
+      `${folder.slice(0, -1)}`,
+    ];
+    for (const oneLine of [true, false]) {
+      const spec = { argv: ['sh', '-c', 'printf "%s\\0" "$@"', 'sh', ...args] };
+      const header = buildHeader(spec, { oneLine });
+      expect(header).toContain('_p=');
+      // Shorter by most of the folder's seven extra copies.
+      expect(header.length).toBeLessThan(args.join(' ').length - 6 * folder.length);
+      for (const shell of SHELLS) {
+        const command = execCommandCarrying(header)!;
+        for (const r of [spawnSync(shell, ['-c', command], { cwd: '/' }), spawnSync(shell, ['-c', EXEC_COMMAND], { input: oneLine ? `${header}\n` : '', cwd: '/' })].slice(0, oneLine ? 2 : 1)) {
+          expect(r.stderr.toString()).toBe('');
+          const got = r.stdout.toString('utf8').split('\0');
+          expect(got.pop()).toBe('');
+          expect(got).toEqual(args);
+        }
+      }
+    }
+    expect(fs.readdirSync(dir)).toEqual([]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('names no folder when that would not shorten the header', () => {
+    expect(buildHeader({ argv: ['cat', '/home/someone/a/long/folder/x'] })).not.toContain('_p=');
+    expect(buildHeader({ argv: ['cat', '/a/b/', '/a/b/'] })).not.toContain('_p=');
+  });
+
   it('carries a header only up to what one argument may hold', () => {
     expect(execCommandCarrying(buildHeader({ argv: ['printf', 'x'.repeat(20_000)] }))).not.toBeNull();
     expect(execCommandCarrying(buildHeader({ argv: ['printf', '\n'.repeat(20_000)] }))).toBeNull();

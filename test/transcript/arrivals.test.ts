@@ -56,7 +56,10 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('the arrival p
     const files = names.map((n) => path.join(store, n));
     const entries: Arrival[] = files.map((f) => ({ path: f, ...facts(arrived), handoff: 'h' }));
     for (const f of files) fs.writeFileSync(f, arrived);
-    runUnder(shell, RECORD_LEFT_PROGRAM, [ledger, ...entries.flatMap((a) => [ledgerName(a.path), `${a.size} ${a.headLength} ${a.sha256} ${a.restSha256} 1\n${JSON.stringify(a)}`])]);
+    // Entries as written now (one line, the path as JSON after the numbers) and as written before (the JSON on line 2).
+    const entryText = (a: Arrival, i: number) =>
+      `${a.size} ${a.headLength} ${a.sha256} ${a.restSha256} 1${i % 2 ? ` ${JSON.stringify({ path: a.path, handoff: a.handoff })}` : `\n${JSON.stringify(a)}`}`;
+    runUnder(shell, RECORD_LEFT_PROGRAM, [ledger, ...entries.flatMap((a, i) => [ledgerName(a.path), entryText(a, i)])]);
     // what each file becomes: appended, first line rewritten (+tail), cut, untouched
     fs.appendFileSync(files[0]!, 'tail\n');
     fs.writeFileSync(files[1]!, 'TITLE   \nline one\nline two\nmore\n');
@@ -100,9 +103,8 @@ describe('on a Host', () => {
     fs.writeFileSync(f, 'one\ntwo\n');
     const a: Arrival = { path: f, ...facts('one\ntwo\n'), handoff: 'h' };
     await recordArrivals(host, path.join(dir, 'arrived'), [a]);
-    const [first, second] = fs.readFileSync(path.join(dir, 'arrived', ledgerName(f)), 'utf8').split('\n');
-    expect(first).toBe(`${a.size} ${a.headLength} ${a.sha256} ${a.restSha256} 1`);
-    expect(JSON.parse(second!)).toEqual(a);
+    const entry = fs.readFileSync(path.join(dir, 'arrived', ledgerName(f)), 'utf8');
+    expect(entry).toBe(`${a.size} ${a.headLength} ${a.sha256} ${a.restSha256} 1 ${JSON.stringify({ path: f, handoff: 'h' })}\n`);
     expect(fs.statSync(path.join(dir, 'arrived', ledgerName(f))).mode & 0o777).toBe(0o600);
     const { handoff: _h, path: _p, ...rest } = a;
     expect(await describeFile(host, f)).toEqual(rest);
