@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { herdrBin, herdrOk } from '../test/helpers/e2e.js';
 import { appRoot, setupWorld, type World } from '../test/world/machines.js';
 import { diff, openLink, type Link } from './link.js';
-import { limitModel, median, offlineMs, ratio, stepCosts, summarize, summarizeDryRuns, table, type DryRunNumbers, type LimitModel, type Mark, type RunNumbers, type StepCost, type Summary, type TracedCall } from './report.js';
+import { criticalChain, limitModel, median, offlineMs, ratio, stepCosts, summarize, summarizeDryRuns, table, type DryRunNumbers, type LimitModel, type Mark, remoteLinks, type RunNumbers, type StepCost, type Summary, type TracedCall } from './report.js';
 import { cleanUp, prepare, verifyLanded, type Landed } from './scenario.js';
 import { runTimed, type TimedRun } from './timed-run.js';
 
@@ -262,9 +262,11 @@ export function humanTable(report: BenchReport): string {
     const mid = [...runs].sort((a, b) => a.wall_ms - b.wall_ms)[Math.floor(runs.length / 2)];
     if (!mid) return [];
     const calls = (step: string) => (mid.trace ? ` ${String(mid.trace.filter((c) => c.step === step && c.host === 'ssh').length).padStart(4)}` : '');
+    const chain = mid.trace ? remoteLinks(criticalChain(mid.trace)) : [];
     return [
       `${name} steps (median run): ms / handshakes / round trips / bytes up / bytes down${mid.trace ? ' / ssh host calls' : ''}`,
       ...mid.steps.map((s) => `  ${s.step.padEnd(48)} ${stepColumns(s)}${calls(s.step)}`),
+      ...(mid.trace ? [`${name} critical path, upper bound (median run): ${chain.length} remote calls, each after the call that ended last before it began (a pause, such as the quit's, is taken for waiting on that call)`, ...chain.map((l) => `  ${l}`)] : []),
     ];
   };
   const { limit, dry_run: dry } = report;

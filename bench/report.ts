@@ -170,3 +170,31 @@ export function table(ours: Summary, baseline: Summary | null, ratios: Record<st
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
 }
+
+/**
+ * The calls a traced run waited for one after another, as an upper bound (AH_BENCH_TRACE=1): from the call that
+ * ended last, back through the call that ended last before each one began. Calls made beside
+ * another (the placement while the agent quits) are off it. Its remote calls are the dependent
+ * round trips the run paid for after the handshake; a remote call is at least one round trip.
+ */
+export function criticalChain(trace: readonly TracedCall[]): TracedCall[] {
+  const calls = [...trace].sort((a, b) => a.end_ms - b.end_ms || a.ms - b.ms);
+  const chain: TracedCall[] = [];
+  // Walking back through the sorted calls: each one taken is earlier in that order, so it ends.
+  for (let i = calls.length - 1; i >= 0; ) {
+    const cur = calls[i]!;
+    chain.unshift(cur);
+    const begun = cur.end_ms - cur.ms;
+    let j = i - 1;
+    while (j >= 0 && calls[j]!.end_ms > begun) j--;
+    i = j;
+  }
+  return chain;
+}
+
+/** A critical chain's remote calls, as a line each: when it began and ended, and what it was. */
+export function remoteLinks(chain: readonly TracedCall[]): string[] {
+  return chain
+    .filter((c) => c.host === 'ssh')
+    .map((c) => `${String(c.end_ms - c.ms).padStart(6)} → ${String(c.end_ms).padStart(6)} ms  ${(c.op === 'run' ? 'program' : c.op).padEnd(14)} ${c.what.slice(0, 70)}`);
+}
