@@ -121,8 +121,19 @@ async function runOurs(world: World, link: Link, agentName: string, trace: boole
     startMs: stepMs(/^starting /),
     offlineMs: offlineMs(marks, /^quitting /, /^starting /),
     marks,
-    ...(trace ? { trace: tracedCalls(run, marks) } : {}),
+    ...(trace ? { trace: [...tracedCalls(run, marks), ...agentQuit(run, marks, stepMs(/^quitting /))] } : {}),
   };
+}
+
+/**
+ * The agent's own quit as one call of the trace (from its step's start, for as long as the
+ * result says it took): what runs beside it (the placement) is then off the critical path, and
+ * what waits for it (the session copy) follows it there, not whatever call ended last before.
+ */
+function agentQuit(run: TimedRun, marks: Mark[], quitMs: number): TracedCall[] {
+  const begun = marks.find((m) => /^quitting /.test(m.step));
+  if (!begun || !Number.isFinite(quitMs)) return [];
+  return [{ step: begun.step, host: 'agent', op: 'quit', ms: quitMs, what: 'the agent quits (its own time)', end_ms: begun.at - run.startedAt + quitMs }];
 }
 
 /** `send --dry-run` of the same agent: the plan alone (handshake + the looks at both machines). */
@@ -262,11 +273,12 @@ export function humanTable(report: BenchReport): string {
     const mid = [...runs].sort((a, b) => a.wall_ms - b.wall_ms)[Math.floor(runs.length / 2)];
     if (!mid) return [];
     const calls = (step: string) => (mid.trace ? ` ${String(mid.trace.filter((c) => c.step === step && c.host === 'ssh').length).padStart(4)}` : '');
-    const chain = mid.trace ? remoteLinks(criticalChain(mid.trace)) : [];
+    const critical = mid.trace ? criticalChain(mid.trace) : [];
+    const chain = remoteLinks(critical);
     return [
       `${name} steps (median run): ms / handshakes / round trips / bytes up / bytes down${mid.trace ? ' / ssh host calls' : ''}`,
       ...mid.steps.map((s) => `  ${s.step.padEnd(48)} ${stepColumns(s)}${calls(s.step)}`),
-      ...(mid.trace ? [`${name} critical path, upper bound (median run): ${chain.length} remote calls, each after the call that ended last before it began (a pause, such as the quit's, is taken for waiting on that call)`, ...chain.map((l) => `  ${l}`)] : []),
+      ...(mid.trace ? [`${name} critical path (median run): ${critical.filter((c) => c.host === 'ssh').length} remote calls, each after the call (or the agent's quit) that ended last before it began`, ...chain.map((l) => `  ${l}`)] : []),
     ];
   };
   const { limit, dry_run: dry } = report;

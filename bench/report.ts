@@ -172,10 +172,12 @@ export function table(ours: Summary, baseline: Summary | null, ratios: Record<st
 }
 
 /**
- * The calls a traced run waited for one after another, as an upper bound (AH_BENCH_TRACE=1): from the call that
+ * The calls a traced run waited for one after another (AH_BENCH_TRACE=1): from the call that
  * ended last, back through the call that ended last before each one began. Calls made beside
- * another (the placement while the agent quits) are off it. Its remote calls are the dependent
- * round trips the run paid for after the handshake; a remote call is at least one round trip.
+ * another (the placement while the agent quits, given as a call of its own) are off it. Its
+ * remote calls are the dependent round trips the run paid for after the handshake; a remote
+ * call is at least one round trip. A pause inside the tool is taken for waiting on the call
+ * before it, so the count is an upper bound.
  */
 export function criticalChain(trace: readonly TracedCall[]): TracedCall[] {
   const calls = [...trace].sort((a, b) => a.end_ms - b.end_ms || a.ms - b.ms);
@@ -195,6 +197,6 @@ export function criticalChain(trace: readonly TracedCall[]): TracedCall[] {
 /** A critical chain's remote calls, as a line each: when it began and ended, and what it was. */
 export function remoteLinks(chain: readonly TracedCall[]): string[] {
   return chain
-    .filter((c) => c.host === 'ssh')
+    .filter((c) => c.host === 'ssh' || c.host === 'agent')
     .map((c) => `${String(c.end_ms - c.ms).padStart(6)} → ${String(c.end_ms).padStart(6)} ms  ${(c.op === 'run' ? 'program' : c.op).padEnd(14)} ${c.what.slice(0, 70)}`);
 }

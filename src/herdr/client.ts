@@ -148,6 +148,8 @@ export class HerdrClient {
     const before = early?.trim() ? early : this.socket.known ? await this.read(pane, { source: 'visible' }).catch(() => null) : null;
     const launched = await this.socket.read('agent.start', params, AgentStartedResult, 'agent start');
     if (launched) {
+      // Once it is ready, its first screen is read and herdr's list asked side by side (start.ts).
+      this.socket.prepareSpares(2);
       const argv = launched.result.argv ?? [kind, ...args];
       return { agent: await untilInteractive(this, await this.startRounds(name, pane, timeoutMs), name, pane, { before, argv }, timeoutMs), argv };
     }

@@ -15,11 +15,12 @@ export class HerdrSocket {
   private socket: string | null = null;
   private requests = 0;
   /**
-   * Over ssh, a connection to the socket opened ahead of the next request: opening a streamlocal
-   * channel is a round trip of its own, so with a spare ready a request costs one round trip and
-   * no remote program at all. (herdr answers one request per connection.)
+   * Over ssh, connections to the socket opened ahead of the next requests (oldest first; one
+   * unless more were asked for): opening a streamlocal channel is a round trip of its own, so with
+   * a spare ready a request costs one round trip and no remote program at all. (herdr answers one
+   * request per connection.)
    */
-  private spare: Spare | null = null;
+  private spares: Spare[] = [];
   /** The socket that answered a ping. */
   private pingedSocket: string | null = null;
 
@@ -47,17 +48,24 @@ export class HerdrSocket {
   use(socket: string | null): void {
     if (socket !== this.socket) {
       this.socket = socket;
-      this.spare = socket && this.host.socketsCostARoundTrip ? this.openSpare(socket) : null;
+      this.spares = socket && this.host.socketsCostARoundTrip ? [this.openSpare(socket)] : [];
     }
   }
 
+  /** Have `count` spares ready, for as many requests about to go side by side. */
+  prepareSpares(count: number): void {
+    const socket = this.socket;
+    if (!socket || !this.host.socketsCostARoundTrip) return;
+    while (this.spares.length < count) this.spares.push(this.openSpare(socket));
+  }
+
   /**
-   * The spare, replaced by a new one opened ahead. `fresh`: only one opened moments ago (else it
-   * is dropped and null returned), for a request that cannot be sent twice.
+   * The oldest spare, replaced by a new one opened ahead when it was the last. `fresh`: only one
+   * opened moments ago (else it is dropped and null returned), for a request that cannot be sent twice.
    */
   private takeSpare(socket: string, fresh: boolean): Promise<Duplex> | null {
-    const spare = this.spare;
-    this.spare = this.host.socketsCostARoundTrip ? this.openSpare(socket) : null;
+    const spare = this.spares.shift();
+    if (this.spares.length === 0 && this.host.socketsCostARoundTrip) this.spares.push(this.openSpare(socket));
     if (!spare) return null;
     if (fresh && Date.now() - spare.openedAt > SPARE_FRESH_MS) {
       spare.connection.then((c) => c.destroy()).catch(() => undefined);
@@ -76,7 +84,7 @@ export class HerdrSocket {
     // A CLI probe that finished meanwhile has set these: it is the authority.
     if (!this.socket) {
       this.socket = socket;
-      if (this.host.socketsCostARoundTrip) this.spare = this.openSpare(socket);
+      if (this.host.socketsCostARoundTrip) this.spares = [this.openSpare(socket)];
     }
     return pong.data.result.version;
   }
@@ -100,7 +108,7 @@ export class HerdrSocket {
       });
     } catch {
       this.socket = null;
-      this.spare = null;
+      this.spares = [];
       return null;
     }
     const answer = this.parsed(line, schema, what);

@@ -50,6 +50,22 @@ describe('the spare connection to herdr\'s socket', () => {
     expect(panes).toEqual(expect.arrayContaining([first.workspace.workspace_id, second.workspace.workspace_id]));
   });
 
+  it('has a spare ready for each of the requests it was told go side by side', { timeout: 15_000 }, async () => {
+    const host = new LinkedHost({ env: { ...h.env } });
+    const client = new HerdrClient(host);
+    expect(await client.ping()).toBe(true);
+    const { paneId } = await client.workspaceCreate({ cwd: h.dir, label: 'spare-two', focus: false });
+    client['socket'].prepareSpares(2);
+    await new Promise((r) => setTimeout(r, 50));
+    // Each of the two takes a spare opened ahead; only the next spare is opened (without the
+    // second one, the second request would wait for a connection of its own).
+    const before = host.connections;
+    const [listed, screen] = await Promise.all([client.agentList(), client.read(paneId, { source: 'visible' })]);
+    expect(Array.isArray(listed)).toBe(true);
+    expect(typeof screen).toBe('string');
+    expect(host.connections - before).toBe(1);
+  });
+
   it(`herdr keeps an idle connection open well past ${SPARE_FRESH_MS} ms and closes it at 5 s`, async () => {
     const c = net.connect(h.socket);
     await new Promise<void>((resolve, reject) => c.once('connect', resolve).once('error', reject));
