@@ -18,7 +18,8 @@ export interface SideProgram {
 // $1 a mark no output holds, then per program: its folder ('' for none), its argument count, its
 // arguments. Each runs in the background with its output in a private temporary folder; once
 // all have ended, per program: a line "<mark> <k> <exit code>", its stdout, a line "<mark>", its
-// stderr (each mark line starts on a line of its own), and a last "<mark> end". A folder that
+// stderr (each mark line starts on a line of its own), and a last "<mark> end" — all by one
+// `cat` (a process each would cost more than the programs on a busy host). A folder that
 // cannot be entered is exit code 126 with the shell's message as stderr.
 export const SIDE_BY_SIDE_PROGRAM = `umask 077
 mark=$1; shift
@@ -37,11 +38,13 @@ done
 k=0
 for p in $pids; do
   wait "$p"; rc=$?
-  printf '\\n%s %s %s\\n' "$mark" "$k" "$rc"; cat "$t/$k.out"
-  printf '\\n%s\\n' "$mark"; cat "$t/$k.err"
+  printf '\\n%s %s %s\\n' "$mark" "$k" "$rc" >"$t/$k.head"
+  printf '\\n%s\\n' "$mark" >"$t/$k.mark"
+  set -- "$@" "$t/$k.head" "$t/$k.out" "$t/$k.mark" "$t/$k.err"
   k=$((k + 1))
 done
-printf '\\n%s end\\n' "$mark"`;
+printf '\\n%s end\\n' "$mark" >"$t/end"
+cat -- "$@" "$t/end"`;
 
 /** The runner's argv for `programs`, with `mark` between their outputs (exported for its table test). */
 export function sideBySideArgv(programs: readonly SideProgram[], mark: string): string[] {
