@@ -258,8 +258,10 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
   }
   const { placement } = work;
   // Built while the agents start on the target, used at the end: the stash commit costs a dozen
-  // local git runs that would otherwise come after the target is verified.
-  const preparedStash = opts.keepSourceChanges ? undefined : besides(prepareStash(source.host, snap, lead.id, target.host.label));
+  // local git runs that would otherwise come after the target is verified. Begun once the
+  // sessions are copied: those runs would hold up the copies, which the starts wait for.
+  const copied = Promise.allSettled(gone.map((g) => g.copying));
+  const preparedStash = opts.keepSourceChanges ? undefined : besides(copied.then(() => prepareStash(source.host, snap, lead.id, target.host.label)));
   const started = new Map<Member, { started: Started; session: SessionCopied; quit: QuitResult; atShell: Promise<boolean> }>();
   await Promise.all(
     gone.map(async ({ member: m, quit, copying }) => {
