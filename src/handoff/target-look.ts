@@ -50,7 +50,8 @@ export interface TargetLook {
 export async function lookAtTarget(side: Side, req: TargetLookRequest): Promise<TargetLook> {
   const { host, herdr, info } = side;
   const batch = new QuestionBatch();
-  const probe = herdr.probeAnswered(batch.ask({ program: { argv: herdr.probeArgv() }, answer: (r) => r }));
+  // First and alone: its request to herdr's server is answered a tick late when the look's other programs busy the host.
+  const probe = herdr.probeAnswered(batch.ask({ program: { argv: herdr.probeArgv(), alone: true }, answer: (r) => r }));
   const integrations = batch.ask({ program: { argv: herdr.integrationStatusArgv() }, answer: (r) => herdr.integrationsOf(r) });
   const homeReal = batch.ask({
     program: { argv: ['/bin/sh', '-c', 'cd -P -- "$1" && pwd -P', 'sh', info.home] },

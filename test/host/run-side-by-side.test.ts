@@ -51,6 +51,23 @@ describe('runSideBySide', () => {
     expect(Date.now() - started).toBeLessThan(3000);
   });
 
+  it('runs a program marked alone to its end before the next one starts, and keeps its exit code', () => {
+    const dir = tmp();
+    const done = path.join(dir, "done $(touch x)");
+    const programs = (alone: boolean) => [
+      { argv: ['sh', '-c', 'sleep 0.3; : >"$1"; exit 7', 'sh', done], alone },
+      { argv: ['sh', '-c', 'if [ -e "$1" ]; then echo after; else echo during; fi', 'sh', done] },
+    ];
+    for (const shell of POSIX_SHELLS) {
+      for (const alone of [true, false]) {
+        fs.rmSync(done, { force: true });
+        const [first, next] = parseSideBySide(under(shell, sideBySideArgv(programs(alone), MARK)), MARK, 2);
+        expect(first!.exitCode).toBe(7);
+        expect(next!.stdout).toBe(alone ? 'after\n' : 'during\n');
+      }
+    }
+  });
+
   it('keeps output that looks like its own framing, with or without a last newline, and leaves no temporary folder behind', async () => {
     const dir = tmp();
     // Lines like the runner's own, a NUL, no newline at the end.
