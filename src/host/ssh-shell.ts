@@ -137,12 +137,11 @@ export class CommandShell {
     private readonly label: string,
     private readonly kill: (ch: ClientChannel) => void,
   ) {
-    const parser = new AnswerParser(mark);
-    this.parser = parser;
+    this.parser = new AnswerParser(mark);
     ch.on('data', (d: Buffer) => {
       let answers: ShellOutcome[];
       try {
-        answers = parser.feed(d);
+        answers = this.parser.feed(d);
       } catch (err) {
         this.fail(new HostError('channel_failed', `The command shell on ${label} sent something unexpected: ${(err as Error).message}`));
         return;
