@@ -12,6 +12,11 @@
 //   AH_BENCH_PROFILE=/tmp/prof …                    # + a V8 CPU profile of each agent-handoff run
 //   AH_BENCH_AGENT=grok …                           # another kind than pi (grok: a 16-file session);
 //                                                   #   agent-handoff alone (the script moves pi only)
+//   AH_BENCH_ONLY=dry-run …                         # only `--dry-run`s of one agent, each beside a
+//                                                   #   `--version` (quick: for work on the start-up)
+//   AH_BENCH_EVENTS=1 …                             # + each dry run's link traffic and output lines,
+//                                                   #   by time (what waited for what)
+//   AH_BENCH_NODE_FLAGS='--trace-gc' …              # node flags for agent-handoff's runs
 // Needs root and the world (`npm run world -- up`, or it is set up here).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -97,7 +102,8 @@ function oursArgv(world: World, trace: boolean): { argv: string[]; env: Record<s
   const profile = process.env.AH_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.AH_BENCH_PROFILE}`] : [];
   // The trace hook wraps the compiled modules' classes: traced runs load those, not the bundle.
   const cli = trace ? ['-e', `import(${JSON.stringify(path.join(root, 'dist', 'src', 'cli.js'))}).then((m) => m.main(process.argv.slice(1)))`] : [world.app];
-  return { argv: [process.execPath, ...profile, ...cli], env };
+  const flags = (process.env.AH_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  return { argv: [process.execPath, ...flags, ...profile, ...cli], env };
 }
 
 async function runOurs(world: World, link: Link, agentName: string, trace: boolean): Promise<VariantRun> {
@@ -151,6 +157,8 @@ async function runDryRun(world: World, link: Link, agentName: string, trace: boo
   if (!json.ok || !json.dry_run) throw new Error(`agent-handoff --dry-run failed (exit ${run.code}): ${run.stdout}\n${run.stderr}`);
   const marks = oursMarks(run);
   const events = link.events().filter((e) => e.at >= run.startedAt && e.at <= run.endedAt);
+  // The link's traffic as the client sees it and the run's lines, by time since the run began.
+  if (process.env.AH_BENCH_EVENTS === '1') process.stderr.write(events.map((e) => `  +${e.at - run.startedAt} ${e.kind} ${e.up ?? ''}/${e.down ?? ''}`).join('\n') + '\n' + run.lines.map((l) => `  +${l.at - run.startedAt} ${l.stream} ${l.text.slice(0, 100)}`).join('\n') + '\n');
   return {
     handshakes: moved.handshakes,
     round_trips: moved.bursts + moved.handshakes,
@@ -296,7 +304,44 @@ export function humanTable(report: BenchReport): string {
   ].join('\n');
 }
 
+/**
+ * `--dry-run`s of one prepared agent, each followed by a `--version` (the process start the limit
+ * counts): the quick measure of the start-up and the look. Printed as a table; the medians returned.
+ */
+export async function runDryRunBench(opts: BenchOptions): Promise<{ wall_ms: number; process_start_ms: number; limit_ms: number; runs: { wall_ms: number; process_start_ms: number; steps: StepCost[] }[] }> {
+  const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
+  const world = await setupWorld();
+  await herdrOk(world, world.users.vega!, ['status', 'server', '--json']);
+  const name = opts.name ?? 'bench';
+  const link = await openLink(world, { alias: `ah-${name}-vega`, oneWayDelayMs: opts.oneWayDelayMs });
+  const kind = opts.agent ?? 'pi';
+  const agentName = `${name}-dry-${Math.random().toString(36).slice(2, 6)}`;
+  const prep = await prepare(world, `${name}-dry`, agentName, kind);
+  const runs: { wall_ms: number; process_start_ms: number; steps: StepCost[] }[] = [];
+  try {
+    for (let i = 0; i < opts.runs; i++) {
+      const dry = await runDryRun(world, link, agentName, opts.trace ?? false);
+      const start = await processStartMs(world);
+      runs.push({ wall_ms: dry.wall_ms, process_start_ms: start, steps: dry.steps });
+      log(`dry run ${i + 1}/${opts.runs}: ${dry.wall_ms} ms (${dry.steps.map((s) => `${s.step} ${s.ms}`).join(', ')}; --version ${start} ms)`);
+    }
+  } finally {
+    await link.close();
+    await cleanUp(world, prep, {});
+  }
+  const wall = median(runs.map((r) => r.wall_ms));
+  const start = median(runs.map((r) => r.process_start_ms));
+  const limit = limitModel(2 * opts.oneWayDelayMs, start, wall, wall);
+  log(`--dry-run (${kind}, RTT ${2 * opts.oneWayDelayMs} ms, median of ${opts.runs}): ${wall} ms; limit ${limit.dry_run_ms} ms (process start ${start} ms); ${limit.dry_run.times_limit} × the limit`);
+  return { wall_ms: wall, process_start_ms: start, limit_ms: limit.dry_run_ms, runs };
+}
+
 async function main(): Promise<void> {
+  if (process.env.AH_BENCH_ONLY === 'dry-run') {
+    const report = await runDryRunBench({ runs: Number(process.env.AH_BENCH_RUNS ?? 9), oneWayDelayMs: Number(process.env.AH_BENCH_DELAY_MS ?? 25), trace: process.env.AH_BENCH_TRACE === '1', ...(process.env.AH_BENCH_AGENT ? { agent: process.env.AH_BENCH_AGENT } : {}) });
+    process.stdout.write(`${JSON.stringify({ bench: 'dry-run', ...report })}\n`);
+    return;
+  }
   const report = await runBench({ runs: Number(process.env.AH_BENCH_RUNS ?? 3), oneWayDelayMs: Number(process.env.AH_BENCH_DELAY_MS ?? 25), trace: process.env.AH_BENCH_TRACE === '1', ...(process.env.AH_BENCH_AGENT ? { agent: process.env.AH_BENCH_AGENT } : {}) });
   process.stderr.write(`${humanTable(report)}\n`);
   process.stdout.write(`${JSON.stringify(report)}\n`);

@@ -17,10 +17,10 @@ import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 
 const argv = process.argv.slice(2);
-const earlySshG = sshGFirst(argv);
+const earlyWork = sshGFirst(argv);
 const bundle = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
 const cli = fs.existsSync(bundle) ? Promise.resolve(loadBundle(bundle, argv[0])) : import('../dist/src/cli.js');
-cli.then((m) => m.main(argv)).finally(() => earlySshG?.());
+cli.then((m) => m.main(argv)).finally(() => earlyWork?.());
 
 /**
  * `send AGENT TARGET …` with a plain `[user@]host` target: its `ssh -G` (src/host/ssh-target.ts)
@@ -39,6 +39,8 @@ function sshGFirst(args) {
   if (words[0] !== 'send' || run.length < (all ? 1 : 2) || (all && run.length > 1) || target === 'local') return undefined;
   if (!/^(?:[A-Za-z0-9_.+][A-Za-z0-9_.+-]*@)?[A-Za-z0-9_.][A-Za-z0-9_.-]*$/.test(target)) return undefined;
   if (words.some((w) => w === '--here' || w.startsWith('--here=') || w === '--help' || /^-[a-zA-Z]*h[a-zA-Z]*$/.test(w))) return undefined;
+  // The TCP connect first: its round trip is the longer wait.
+  const dial = dialFirst(target);
   const key = Symbol.for('agent-handoff.ssh-G');
   const early = { bin: 'ssh', args: ['-G', '--', target], options: { timeout: 10_000, encoding: 'utf8', maxBuffer: 1 << 20 } };
   // Loaded only here: --version and help start no process.
@@ -50,6 +52,35 @@ function sshGFirst(args) {
   globalThis[key] = early;
   return () => {
     if (globalThis[key] === early) child.kill();
+    dial?.();
+  };
+}
+
+/**
+ * The TCP connect to where this target's first hop was last time (src/host/dial-memory.ts keeps
+ * it), begun now so its round trip and the server's banner come while the bundle loads. The
+ * bundle takes the socket over only when this run's `ssh -G` resolves the target to that same
+ * address (src/host/launcher-socket.ts); nothing is sent on it before. Returns what closes a
+ * socket nobody took.
+ */
+function dialFirst(target) {
+  let address;
+  try {
+    const base = process.env.XDG_CACHE_HOME && path.isAbsolute(process.env.XDG_CACHE_HOME) ? process.env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
+    const memory = JSON.parse(fs.readFileSync(path.join(base, 'agent-handoff', 'dial.json'), 'utf8'));
+    address = memory?.version === 1 && Object.hasOwn(memory.targets ?? {}, target) ? memory.targets[target] : undefined;
+  } catch {
+    return undefined;
+  }
+  // Checked as the bundle's schema would (no zod here): a host name or address, a port.
+  if (typeof address?.host !== 'string' || !/^[A-Za-z0-9_.:%-]{1,255}$/.test(address.host) || !Number.isInteger(address.port) || address.port < 1 || address.port > 65535) return undefined;
+  const key = Symbol.for('agent-handoff.early-dial');
+  const socket = createRequire(import.meta.url)('node:net').connect({ host: address.host, port: address.port, noDelay: true });
+  const dial = { target, host: address.host, port: address.port, socket };
+  socket.once('error', (err) => (dial.error = err));
+  globalThis[key] = dial;
+  return () => {
+    if (globalThis[key] === dial) socket.destroy();
   };
 }
 

@@ -82,13 +82,14 @@ afterAll(() => {
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-/** Run the launcher (code cache in a folder of this test) under the recorder. */
-function run(args: string[]): { status: number | null; stdout: string; report: Report } {
+/** Run the launcher (code cache in a folder of this test) under the recorder; `bin` first on PATH. */
+function run(args: string[], opts: { bin?: string; env?: Record<string, string> } = {}): { status: number | null; stdout: string; report: Report } {
   const file = path.join(tmp, `report-${Math.random().toString(36).slice(2)}.json`);
+  const PATH = [opts.bin, process.env.PATH ?? '/usr/bin:/bin'].filter(Boolean).join(':');
   const r = spawnSync(process.execPath, ['--require', recorder, BIN, ...args], {
     encoding: 'utf8',
     timeout: 60_000,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: path.join(tmp, 'home'), XDG_CACHE_HOME: path.join(tmp, 'cache'), AH_STARTUP_REPORT: file, LANG: 'C.UTF-8' },
+    env: { PATH, HOME: path.join(tmp, 'home'), XDG_CACHE_HOME: path.join(tmp, 'cache'), AH_STARTUP_REPORT: file, LANG: 'C.UTF-8', ...opts.env },
   });
   return { status: r.status, stdout: r.stdout, report: JSON.parse(fs.readFileSync(file, 'utf8')) as Report };
 }
@@ -159,6 +160,102 @@ describe('start-up: only what the command needs', () => {
     expect(r.status).toBe(2);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: 'usage' });
     expect(whats(r.report).filter((w) => w.startsWith('spawn') || w.startsWith('connect'))).toEqual(['spawn ssh -G -- u@192.0.2.1']);
+  });
+
+  describe("the launcher dials where the target's first hop was last time", () => {
+    /** A server that notes each connection and the bytes the client sent on it (never answering). */
+    async function listener(): Promise<{ port: number; seen: () => Promise<string[]>; close: () => Promise<void> }> {
+      const got: Promise<string>[] = [];
+      const srv = net.createServer((c) => {
+        got.push(
+          new Promise((resolve) => {
+            let text = '';
+            c.on('data', (d: Buffer) => (text += d.toString('latin1')));
+            c.on('close', () => resolve(text));
+            c.on('error', () => undefined);
+            // The client gave up long ago (it ran in a blocking spawn): what it sent is buffered.
+            setTimeout(() => c.destroy(), 200);
+          }),
+        );
+      });
+      await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+      return {
+        port: (srv.address() as net.AddressInfo).port,
+        // Connections made while the test's loop was blocked are accepted once it runs again.
+        seen: async () => {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          return Promise.all(got);
+        },
+        close: () => new Promise((resolve) => srv.close(() => resolve())),
+      };
+    }
+
+    /** An `ssh` whose -G answers what a config naming 127.0.0.1:port would. */
+    function fakeSsh(port: number): string {
+      const bin = fs.mkdtempSync(path.join(tmp, 'bin-'));
+      fs.writeFileSync(path.join(bin, 'ssh'), `#!/bin/sh\nprintf 'user u\\nhostname 127.0.0.1\\nport ${port}\\nconnecttimeout 1\\n'\n`, { mode: 0o755 });
+      return bin;
+    }
+
+    async function remember(target: string, port: number): Promise<void> {
+      const { rememberDial } = await import('../src/host/dial-memory.js');
+      rememberDial(target, { host: '127.0.0.1', port }, path.join(tmp, 'cache', 'agent-handoff', 'dial.json'));
+    }
+
+    it('before the bundle loads; the bundle takes that socket over when ssh -G resolves the same address', async () => {
+      const server = await listener();
+      try {
+        await remember('u@dial-same', server.port);
+        const r = run(['send', 'some-agent', 'u@dial-same', '--dry-run', '--timeout', '1', '--json'], { bin: fakeSsh(server.port) });
+        expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, command: 'send' });
+        const all = whats(r.report);
+        expect(all.filter((w) => w === `connect ${server.port}`), all.join('\n')).toHaveLength(1);
+        expect(all.indexOf(`connect ${server.port}`)).toBeLessThan(all.indexOf('bundle'));
+        // One connection, and ssh's greeting went on it: the launcher's socket was the one used.
+        const seen = await server.seen();
+        expect(seen).toHaveLength(1);
+        expect(seen[0]).toMatch(/^SSH-2\.0-/);
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('a target that moved: the early socket is closed unused, the bundle connects where ssh -G says', async () => {
+      const before = await listener();
+      const now = await listener();
+      try {
+        await remember('u@dial-moved', before.port);
+        const r = run(['send', 'some-agent', 'u@dial-moved', '--dry-run', '--timeout', '1', '--json'], { bin: fakeSsh(now.port) });
+        expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, command: 'send' });
+        const all = whats(r.report);
+        expect(all.indexOf(`connect ${before.port}`), all.join('\n')).toBeLessThan(all.indexOf('bundle'));
+        expect(all.indexOf(`connect ${now.port}`)).toBeGreaterThan(all.indexOf('bundle'));
+        // Not a byte on the old address; ssh's greeting on the new one.
+        expect((await before.seen()).filter((t) => t !== '')).toEqual([]);
+        const seen = await now.seen();
+        expect(seen).toHaveLength(1);
+        expect(seen[0]).toMatch(/^SSH-2\.0-/);
+      } finally {
+        await before.close();
+        await now.close();
+      }
+    });
+
+    it('nothing remembered for that target, or a command line that is refused: no early connect left open', async () => {
+      const server = await listener();
+      try {
+        await remember('u@dial-other', server.port);
+        const none = run(['send', 'some-agent', 'u@dial-unknown', '--dry-run', '--timeout', '1', '--json'], { bin: fakeSsh(1) });
+        expect(whats(none.report).filter((w) => w === `connect ${server.port}`)).toEqual([]);
+        const refused = run(['send', 'some-agent', 'u@dial-other', '--no-such-flag', '--json'], { bin: fakeSsh(server.port) });
+        expect(refused.status).toBe(2);
+        expect(whats(refused.report).filter((w) => w.startsWith('connect'))).toEqual([`connect ${server.port}`]);
+        // Closed by the launcher as the command ended, not a byte sent (it may not have been accepted yet).
+        expect((await server.seen()).filter((t) => t !== '')).toEqual([]);
+      } finally {
+        await server.close();
+      }
+    });
   });
 
   it('the bundle is all ASCII (the launcher makes it a one-byte string without decoding UTF-8)', () => {

@@ -180,15 +180,21 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     const info = await source.herdr.processInfo(agent.pane_id);
     const proc = info.foreground_processes[0];
     if (!proc) throw new HandoffError('agent_not_found', `No program runs in pane ${agent.pane_id} on ${source.host.label}.`, { fix: 'Run `agent-handoff list` again.' });
-    const rawCwd = agent.foreground_cwd ?? proc.cwd ?? agent.cwd;
-    if (!rawCwd) throw new HandoffError('agent_cwd_unknown', `herdr does not know the working directory of ${agent.name ?? agent.pane_id}.`, { fix: 'Retry in a moment.' });
     let asked: Promise<number> | undefined;
     const agentStarted = () => (asked ??= agentStartedAt(source.host, proc.pid));
-    return { proc, cwd: await source.host.realpath(rawCwd), agentStarted };
+    return { proc, agentStarted };
   })();
+  processChain.catch(() => undefined);
+  // herdr's foreground cwd when known: the repository, session and look then skip a herdr tick.
+  const cwdChain = (async () => {
+    const { proc } = agent.foreground_cwd ? { proc: null } : await processChain;
+    const rawCwd = agent.foreground_cwd ?? proc?.cwd ?? agent.cwd;
+    if (!rawCwd) throw new HandoffError('agent_cwd_unknown', `herdr does not know the working directory of ${agent.name ?? agent.pane_id}.`, { fix: 'Retry in a moment.' });
+    return source.host.realpath(rawCwd);
+  })();
+  cwdChain.catch(() => undefined);
   const sourceRepo = (async () => {
-    // herdr's foreground cwd is the process chain's first choice too, so both agree.
-    const cwd = agent.foreground_cwd ? await source.host.realpath(agent.foreground_cwd) : (await processChain).cwd;
+    const cwd = await cwdChain;
     const layout = await repoLayout(source.host, cwd);
     // The snapshot (a few local git programs) is made while the target is looked at.
     const snapping = snapshotOf(source.host, layout);
@@ -199,12 +205,16 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const integrationOf = (states: IntegrationState[]) => states.find((s) => s.target === adapter.integration) ?? null;
   // Only when the session cannot be found: the source's integration explains why.
   const sourceIntegration = async (): Promise<IntegrationState | null> => integrationOf(await source.herdr.integrationStatus().catch(() => [] as IntegrationState[]));
-  const sessionChain = (async () => {
-    const [{ proc, cwd, agentStarted }, sourceCtx] = await Promise.all([processChain, sourceCtxAsked]);
-    return { proc, cwd, ...(await findSession(source, adapter, agent, opts, sourceCtx, cwd, agentStarted, sourceIntegration)) };
+  // The session as found (what the look needs), then with the agent's process.
+  const foundChain = (async () => {
+    const [cwd, sourceCtx] = await Promise.all([cwdChain, sourceCtxAsked]);
+    const agentStarted = () => processChain.then((p) => p.agentStarted());
+    return { cwd, ...(await findSession(source, adapter, agent, opts, sourceCtx, cwd, agentStarted, sourceIntegration)) };
   })();
+  foundChain.catch(() => undefined);
+  const sessionChain = Promise.all([processChain, foundChain]).then(([{ proc }, found]) => ({ proc, ...found }));
   sessionChain.catch(() => undefined);
-  const lookAt = (t: Side): Promise<TargetLook> => Promise.all([sourceRepo.catch(() => null), sessionChain.catch(() => null)]).then(([repo, found]) => {
+  const lookAt = (t: Side): Promise<TargetLook> => Promise.all([sourceRepo.catch(() => null), foundChain.catch(() => null)]).then(([repo, found]) => {
     const remotes = repo?.remotes ?? [];
     // The checkouts this machine found there last time are checked in the look; without them the
     // target's cache and config are read there instead.

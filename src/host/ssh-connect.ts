@@ -9,6 +9,7 @@ import { HostError } from '../errors.js';
 import { knownHostsName, pinnedHostKeyAlgorithms, readKnownHostsFiles, verifyHostKey } from './known-hosts.js';
 import { planAuth } from './ssh-auth.js';
 import { authBehindServiceRequest, signWithoutQuery } from './ssh-fast-auth.js';
+import { takeLauncherSocket } from './launcher-socket.js';
 import { authError, hopLabel, hostKeyError, namedTarget, socketError, type SshError } from './ssh-errors.js';
 import { resolveSshTarget, type ResolvedTarget, type ResolveOptions } from './ssh-target.js';
 import { ssh2 } from './ssh2-lib.js';
@@ -175,8 +176,11 @@ export async function dialChain(target: string, opts: DialOptions): Promise<Dial
   const hops: Hop[] = [];
   let socket: net.Socket | undefined;
   let timedOut = false;
+  const first = chain[0]!;
   const attempt = (async () => {
-    const dialing = tcpConnect(chain[0]!);
+    // The launcher's connect to this same address, when it dialed one (else, or failed: our own).
+    const early = takeLauncherSocket(target, first.hostName, first.port);
+    const dialing = early ? early.then((s) => s ?? tcpConnect(first)) : tcpConnect(first);
     // ssh2 loads while the TCP handshake is under way (only the ssh handshake needs it).
     try {
       ssh2();
@@ -214,6 +218,10 @@ export async function dialChain(target: string, opts: DialOptions): Promise<Dial
     throw err;
   } finally {
     clearTimeout(timer);
+  }
+  // For the launcher of the next send to this target (its ssh -G runs with the defaults only).
+  if (opts.configFile === undefined && opts.sshBinary === undefined && opts.home === undefined && opts.localUser === undefined) {
+    await import('./dial-memory.js').then((m) => m.rememberDial(target, { host: first.hostName, port: first.port }), () => undefined);
   }
   return { chain, hops, socket: socket!, connectMs: Date.now() - started };
 }

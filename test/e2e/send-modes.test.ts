@@ -576,6 +576,9 @@ describe('send --dry-run', () => {
     // the send that follows looks there at once.
     const memory = JSON.parse(fs.readFileSync(path.join(laptop.home, '.local', 'state', 'agent-handoff', 'checkouts.json'), 'utf8')) as { hosts: Record<string, Record<string, string[]>> };
     expect(Object.values(memory.hosts).flatMap((repos) => Object.values(repos).flat())).toContain(p.vega);
+    // And where vega's first TCP connect went, for the launcher to dial at once next time.
+    const dials = JSON.parse(fs.readFileSync(path.join(laptop.home, '.cache', 'agent-handoff', 'dial.json'), 'utf8')) as { targets: Record<string, unknown> };
+    expect(dials.targets.vega).toEqual({ host: world.sshd.host, port: world.sshd.port });
     // Where the session would go on vega does not exist.
     const vegaSessions = path.dirname(r.json.plan.will_create.session_file);
     expect(fs.existsSync(vegaSessions)).toBe(false);
