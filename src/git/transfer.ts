@@ -49,6 +49,18 @@ export interface TransferInput {
   commonTips?: Promise<string[]>;
   /** Told the pack's bytes as they go (default: the running progress step's meter). */
   onBytes?: ByteMeter;
+  /**
+   * A small private file the same program writes before anything of the transfer arrives (the
+   * handoff's incoming marker, which must be there first), its folder made 0700 when missing.
+   */
+  firstFile?: FirstFile;
+}
+
+export interface FirstFile {
+  dir: string;
+  file: string;
+  /** Written with a line end after it. */
+  text: string;
 }
 
 export interface TransferResult {
@@ -88,9 +100,9 @@ export async function transfer(input: TransferInput): Promise<TransferResult> {
   let bytesSent = 0;
   const skipped = wanted.every((oid) => commonSet.has(oid));
   const updates = [`create ${refs.head} ${head}`, ...(wip ? [`create ${refs.wip} ${wip}`] : [])];
-  // The refs are made by the same remote program that indexes the pack (one exec, not two).
+  // The first file, the pack and the refs arrive through one remote program (one exec, not three).
   if (!skipped) bytesSent = await streamPack(input, wanted, common, updates);
-  else await git(target, targetRepo, ['update-ref', '-m', `agent-handoff ${input.id}`, '--stdin'], { stdin: updates.join('\n') + '\n' });
+  else await receive(input, updates, null);
   return { refs: { head: refs.head, wip: wip ? refs.wip : null }, bytesSent, commonTips: common.length, skipped };
 }
 
@@ -104,12 +116,11 @@ export const SMALL_PACK_BYTES = 12 * 1024;
 
 /** pack-objects on the source → index-pack on the target (whole when small, else as one stream); returns the byte count. */
 async function streamPack(input: TransferInput, wanted: readonly string[], exclude: readonly string[], updates: readonly string[]): Promise<number> {
-  const { source, target, sourceRepo, targetRepo } = input;
+  const { source, sourceRepo } = input;
   const onBytes = input.onBytes ?? stepBytes();
   const fromSource = new PassThrough();
   const revs = [...wanted, ...exclude.map((t) => `^${t}`)].join('\n') + '\n';
   const packArgs = ['pack-objects', '--thin', '--stdout', '--revs', '--delta-base-offset', '-q'];
-  const indexArgs = ['index-pack', '--stdin', '--fix-thin'];
   const opts = input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {};
   const packing = source.run(['git', ...packArgs], { cwd: sourceRepo, stdin: revs, stdout: fromSource, ...opts });
   // A pack-objects that fails (or cannot start) may never end its output: it is told at once.
@@ -131,7 +142,7 @@ async function streamPack(input: TransferInput, wanted: readonly string[], exclu
           },
         }),
       );
-  const indexing = target.run(['/bin/sh', '-c', INDEX_AND_REF_SCRIPT, 'sh', `agent-handoff ${input.id}`, String(updates.length), ...updates, ...GIT_BASE_CONFIG], { cwd: targetRepo, env: GIT_BASE_ENV, stdin, ...opts });
+  const indexing = receive(input, updates, stdin);
   // If the target stops reading early, keep draining so the source never blocks on a full pipe.
   // (Both outcomes handled here: a rejection is the caller's to see, through `indexing` below.)
   const drain = (): void => void (Buffer.isBuffer(stdin) ? undefined : stdin.resume());
@@ -140,8 +151,28 @@ async function streamPack(input: TransferInput, wanted: readonly string[], exclu
   if (packed.status === 'rejected') throw packed.reason;
   if (indexed.status === 'rejected') throw indexed.reason;
   if (packed.value.exitCode !== 0) throw gitFailed(source, sourceRepo, packArgs, packed.value);
-  if (indexed.value.exitCode !== 0) throw gitFailed(target, targetRepo, indexArgs, indexed.value);
   return bytes;
+}
+
+/** The receiving program's argv (exported for its table test): see RECEIVE_SCRIPT. */
+export function receiveArgv(id: string, updates: readonly string[], firstFile: FirstFile | undefined, pack: boolean): string[] {
+  const first = firstFile ? [firstFile.dir, firstFile.file, firstFile.text] : ['', '', ''];
+  return ['/bin/sh', '-c', RECEIVE_SCRIPT, 'sh', ...first, pack ? 'pack' : '-', `agent-handoff ${id}`, String(updates.length), ...updates, ...GIT_BASE_CONFIG];
+}
+
+/** Exit code of the receiving program when its first file could not be written. */
+const FIRST_FILE_FAILED = 71;
+
+/** Run the receiving program on the target with the pack (null: none) as its input. */
+async function receive(input: TransferInput, updates: readonly string[], pack: Buffer | Readable | null): Promise<void> {
+  const { target, targetRepo } = input;
+  const opts = input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {};
+  const r = await target.run(receiveArgv(input.id, updates, input.firstFile, pack !== null), { cwd: targetRepo, env: GIT_BASE_ENV, ...(pack !== null ? { stdin: pack } : {}), ...opts });
+  if (r.exitCode === 0) return;
+  if (r.exitCode === FIRST_FILE_FAILED && input.firstFile) {
+    throw new HandoffError('marker_failed', `Could not write ${input.firstFile.file} on ${target.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`, { fix: `Check that ${input.firstFile.dir} on ${target.label} is writable.` });
+  }
+  throw gitFailed(target, targetRepo, pack ? ['index-pack', '--stdin', '--fix-thin'] : ['update-ref', '--stdin'], r);
 }
 
 /**
@@ -173,14 +204,18 @@ export function collectUpTo(stream: Readable, limit: number): Promise<Buffer | R
 }
 
 /**
- * $1 reflog message, $2 how many update lines follow, then those lines, then git's base options.
- * index-pack reads the pack from stdin; the refs are made only when it succeeded.
+ * The transfer's arrival on the target, in order, each only when the one before succeeded: the
+ * first file (when named), the pack (index-pack reads it from stdin), the refs (one update-ref
+ * transaction). $1 the first file's folder, $2 the file ('' for none), $3 its text, $4 `pack` or
+ * `-`, $5 the reflog message, $6 how many update lines follow, those lines, then git's base
+ * options. The file is private through a umask of its own (git's files keep the caller's).
  */
-const INDEX_AND_REF_SCRIPT = [
-  'msg=$1; n=$2; shift 2; u=',
+const RECEIVE_SCRIPT = [
+  'd=$1; f=$2; text=$3; pack=$4; msg=$5; n=$6; shift 6; u=',
   'while [ "$n" -gt 0 ]; do u="$u$1',
   '"; shift; n=$((n - 1)); done',
-  'git "$@" index-pack --stdin --fix-thin >/dev/null || exit $?',
+  `if [ -n "$f" ]; then ( umask 077; mkdir -p -- "$d" && printf '%s\\n' "$text" >"$f" ) || exit ${FIRST_FILE_FAILED}; fi`,
+  'if [ "$pack" = pack ]; then git "$@" index-pack --stdin --fix-thin >/dev/null || exit $?; fi',
   'printf "%s" "$u" | git "$@" update-ref -m "$msg" --stdin',
 ].join('\n');
 

@@ -15,7 +15,7 @@ import { prepareStash, stashSourceChanges, type StashResult } from '../git/stash
 import { presentObjects, type TransferResult } from '../git/transfer.js';
 import type { Progress } from '../progress.js';
 import { placementIntent } from './intents.js';
-import { hostStateDir, markerPath, writeMarker } from './marker.js';
+import { hostStateDir, markerPath, markerWrite } from './marker.js';
 import type { Journal } from './journal.js';
 import type { Plan } from './plan.js';
 import { paneAtShell, quitAgent, type QuitResult } from './quit.js';
@@ -26,7 +26,7 @@ import type { HookTrustOutcome } from '../../adapters/hook-trust.js';
 import type { StartResult } from './start.js';
 import { allJournals, Member, ownRecords, sharedRecords } from './member.js';
 import { copySession, earlyReads, finishing, integrationInstaller, seatAgent, sessionFor, startOnTarget, TargetDesk, unseat, waitIdle, type Seat, type SessionCopied, type Started } from './member-steps.js';
-import { sendAndPlace, type Moved } from './send-and-place.js';
+import { placeWork, sendAndPlace, sendWork, type Moved } from './send-and-place.js';
 
 export interface ExecuteResult {
   quit: QuitResult;
@@ -180,26 +180,26 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
   };
   const sendAhead = (): Promise<Moved> => {
     // The incoming marker (the target may hold something of this handoff from the transfer on)
-    // is written while the agents quit; the transfer waits for it.
+    // is written by the transfer's own program, before its pack and refs.
     recordShared({ kind: 'marker', path: markerFile });
-    markerWriting = besides(
-      writeMarker(target.host, targetState, {
-        id: lead.id,
-        controller: os.hostname(),
-        pid: process.pid,
-        // Read on the target, where the controller's ssh aliases mean nothing: the addresses.
-        from: source.host.address,
-        to: target.host.address,
-        agent: members.map((m) => m.label).join(', '),
-        kind: lead.kind,
-        started: new Date().toISOString(),
-        repo: lead.placement.repo,
-        branch: lead.placement.branch,
-        worktree: lead.placement.worktree,
-      }),
-    );
+    const marker = markerWrite(targetState, {
+      id: lead.id,
+      controller: os.hostname(),
+      pid: process.pid,
+      // Read on the target, where the controller's ssh aliases mean nothing: the addresses.
+      from: source.host.address,
+      to: target.host.address,
+      agent: members.map((m) => m.label).join(', '),
+      kind: lead.kind,
+      started: new Date().toISOString(),
+      repo: lead.placement.repo,
+      branch: lead.placement.branch,
+      worktree: lead.placement.worktree,
+    });
+    const sending = besides(sendWork(move, lead.snapshot, marker));
+    markerWriting = sending;
     // Placed from what the plan read of the target (for the branch it planned with).
-    return besides(sendAndPlace(move, lead.snapshot, { read: lead.placementRead }));
+    return besides(placeWork(move, lead.snapshot, sending, { read: lead.placementRead }));
   };
   const quits = await Promise.allSettled(
     live.map((m) => {

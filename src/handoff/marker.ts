@@ -6,8 +6,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { HandoffError } from '../errors.js';
-import type { Host } from '../host/host.js';
 import { stateDir } from './journal.js';
 
 export const IncomingMarker = z.object({
@@ -49,15 +47,20 @@ export function controllerName(host = os.hostname()): string {
   return `${user}@${host}`;
 }
 
+/** Where the marker goes on the target and its text (the transfer writes it before anything else arrives). */
+export interface MarkerWrite {
+  /** The folder it lives in (made private when missing). */
+  dir: string;
+  file: string;
+  /** One line of JSON. */
+  text: string;
+}
+
 /** Written by the controller (this process), so "local" and the controller are this account. */
-export async function writeMarker(host: Host, dir: string, marker: IncomingMarker): Promise<string> {
-  const file = markerPath(dir, marker.id);
+export function markerWrite(dir: string, marker: IncomingMarker): MarkerWrite {
   const controller = controllerName(marker.controller);
   const named = { ...marker, controller, from: marker.from === 'local' ? controller : marker.from };
-  // Folder and file in one program (one round trip over ssh); private through the umask.
-  const r = await host.run(['/bin/sh', '-c', 'umask 077; mkdir -p -- "$1" && cat >"$2"', 'sh', `${dir}/incoming`, file], { stdin: JSON.stringify(IncomingMarker.parse(named)) + '\n' });
-  if (r.exitCode !== 0) throw new HandoffError('marker_failed', `Could not write ${file} on ${host.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`, { fix: `Check that ${dir} on ${host.label} is writable.` });
-  return file;
+  return { dir: `${dir}/incoming`, file: markerPath(dir, marker.id), text: JSON.stringify(IncomingMarker.parse(named)) };
 }
 
 /** Markers on this machine (`recover` reports them: handoffs into here that never finished). */

@@ -5,6 +5,7 @@ import { place, undoPlacement, type PlacementRecord } from '../git/place.js';
 import type { PlacementReads } from '../git/placement-read.js';
 import type { Snapshot } from '../git/snapshot.js';
 import { transfer, type TransferResult } from '../git/transfer.js';
+import type { MarkerWrite } from './marker.js';
 import type { PlacementIntent } from './intents.js';
 import { placementIntent } from './intents.js';
 import type { Plan } from './plan.js';
@@ -25,7 +26,7 @@ export interface WorkMove {
   steps: StepRunner;
   /** Journaled in every journal of the checkout. */
   record: (rec: HandoffRecord) => void;
-  /** Waited for before anything reaches the target (the incoming marker goes first). */
+  /** Waited for before anything reaches the target (the incoming marker goes first), unless the transfer carries it. */
   markerWritten: () => Promise<unknown>;
   /** The target refs' commits the source has too (the pack need not carry them). */
   commonTips: Promise<string[]>;
@@ -35,15 +36,32 @@ export interface WorkMove {
 
 /** Send a snapshot's HEAD and work to the target and place it there (undoing `replacing` first, exactly). */
 export async function sendAndPlace(w: WorkMove, s: Snapshot, how: { read?: PlacementReads; replacing?: PlacementRecord }): Promise<Moved> {
+  return placeWork(w, s, sendWork(w, s), how);
+}
+
+/**
+ * Send a snapshot's HEAD and work to the target as refs/handoff/<id>/*. `marker`: the incoming
+ * marker, written by the transfer's own program before anything else arrives (else it was written
+ * before: waited for).
+ */
+export async function sendWork(w: WorkMove, s: Snapshot, marker?: MarkerWrite): Promise<TransferResult> {
+  const { plan, sides, steps } = w;
+  const { source, target } = sides;
+  const targetRepo = plan.placement.repo;
+  return steps.run('transfer', `sending commits to ${target.host.label}`, async () => {
+    if (!marker) await w.markerWritten();
+    w.record({ kind: 'refs', targetRepo, id: plan.id });
+    return transfer({ source: source.host, sourceRepo: s.repoRoot, target: target.host, targetRepo, id: plan.id, head: s.head, wip: s.snapshot, timeoutMs: plan.opts.timeoutS * 1000, commonTips: w.commonTips, ...(marker ? { firstFile: marker } : {}) });
+  });
+}
+
+/** Place the work `sending` sends (undoing `replacing` first, exactly), journaled before each change. */
+export async function placeWork(w: WorkMove, s: Snapshot, sending: Promise<TransferResult>, how: { read?: PlacementReads; replacing?: PlacementRecord }): Promise<Moved> {
   const { plan, sides, steps } = w;
   const { source, target } = sides;
   const targetRepo = plan.placement.repo;
   const opts = plan.opts;
-  const moved = await steps.run('transfer', `sending commits to ${target.host.label}`, async () => {
-    await w.markerWritten();
-    w.record({ kind: 'refs', targetRepo, id: plan.id });
-    return transfer({ source: source.host, sourceRepo: s.repoRoot, target: target.host, targetRepo, id: plan.id, head: s.head, wip: s.snapshot, timeoutMs: opts.timeoutS * 1000, commonTips: w.commonTips });
-  });
+  const moved = await sending;
   const placement = await steps.run('place', `placing ${s.branch ?? 'the work'} on ${target.host.label}`, async () => {
     if (how.replacing) {
       // What was placed ahead of the quit is not this work: undone first, exactly.
