@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { snapshot } from '../../src/git/snapshot.js';
 import { Readable } from 'node:stream';
@@ -65,6 +67,29 @@ describe('transfer', () => {
     await cleanupRefs(targetHost, target, id);
     await cleanupRefs(targetHost, target, id); // twice is fine
     expect(g(target, 'for-each-ref', 'refs/handoff/').trim()).toBe('');
+  });
+
+  it('writes its first file before the pack and the refs; one it cannot write stops it (marker_failed)', async () => {
+    const { source, target, sourceHost, targetHost } = makePair();
+    write(source, 'src/app.ts', 'export const answer = 44;\n');
+    const snap = await snapshot(sourceHost, source);
+    const dir = path.join(path.dirname(target), 'state', 'incoming');
+    const id = newHandoffId();
+    const firstFile = { dir, file: path.join(dir, `${id}.json`), text: '{"id":"x"}' };
+    await transfer({ source: sourceHost, sourceRepo: source, target: targetHost, targetRepo: target, id, head: snap.head, wip: snap.snapshot, firstFile });
+    expect(fs.readFileSync(firstFile.file, 'utf8')).toBe('{"id":"x"}\n');
+    expect(fs.statSync(firstFile.file).mode & 0o777).toBe(0o600);
+    expect(g(target, 'rev-parse', `refs/handoff/${id}/wip`).trim()).toBe(snap.snapshot);
+    await cleanupRefs(targetHost, target, id);
+    // Its folder is a file: nothing arrives, neither objects nor refs.
+    const blocked = path.join(path.dirname(target), 'blocked');
+    fs.writeFileSync(blocked, '');
+    for (const wip of [snap.snapshot, null]) {
+      const other = newHandoffId();
+      const sent = transfer({ source: sourceHost, sourceRepo: source, target: targetHost, targetRepo: target, id: other, head: snap.head, wip, firstFile: { dir: path.join(blocked, 'incoming'), file: path.join(blocked, 'incoming', 'm.json'), text: '{}' } });
+      await expect(sent).rejects.toMatchObject({ code: 'marker_failed' });
+      expect(g(target, 'for-each-ref', 'refs/handoff/').trim()).toBe('');
+    }
   });
 
   it('works when the target has commits the source never saw', async () => {
