@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { branchRef, GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, line, ZERO_OID } from './git.js';
 import { decidePlacement, type PlacementPlan, type PlacementWish } from './placement-decide.js';
 import { commitsOn, gatherPlacementFacts, type CommitOracle } from './placement-facts.js';
-import type { PlacementReads } from './placement-read.js';
+import { isFresh, type PlacementReads } from './placement-read.js';
 import type { ChangedFile } from './snapshot.js';
 import { cleanupRefs } from './transfer.js';
 import { worktreeHome } from './worktrees.js';
@@ -122,7 +122,7 @@ export async function place(req: PlacementRequest): Promise<PlacementRecord> {
     };
     await req.beforeChanges?.(plan);
     try {
-      await execute(target, plan, record, dropRefs);
+      await execute(target, plan, record, dropRefs, req.read ? await req.read.catch(() => null) : null);
     } catch (err) {
       const undo = await undoPlacement(target, record);
       if (err instanceof HandoffError && undo.errors.length > 0) {
@@ -147,13 +147,13 @@ interface Change {
   failure?: (r: RunResult) => HandoffError;
 }
 
-async function execute(target: Host, plan: PlacementPlan, record: PlacementRecord, dropRefs: () => void): Promise<void> {
+async function execute(target: Host, plan: PlacementPlan, record: PlacementRecord, dropRefs: () => void, read: PlacementReads | null): Promise<void> {
   const ref = branchRef(plan.branch);
   const msg = `agent-handoff ${plan.id}`;
   // From here on nothing needs the handoff refs (every change names its commits by id).
   dropRefs();
   // The upstream question reads refs and config only: asked while the branch and worktree are made.
-  const upstream = upstreamWanted(target, plan);
+  const upstream = upstreamWanted(target, plan, read);
   upstream.catch(() => undefined);
   const changes: Change[] = [];
   if (plan.mode === 'checked-out') {
@@ -202,8 +202,10 @@ async function execute(target: Host, plan: PlacementPlan, record: PlacementRecor
  * Should the branch track origin/<branch>? When that exists and the branch tracks nothing yet.
  * Whether it exists was read with the rest of the target's refs (no program when it does not).
  */
-async function upstreamWanted(target: Host, plan: PlacementPlan): Promise<boolean> {
+async function upstreamWanted(target: Host, plan: PlacementPlan, read: PlacementReads | null): Promise<boolean> {
   if (!plan.originHasBranch) return false;
+  // Read with the rest of the checkout moments ago, when the plan looked at this branch.
+  if (isFresh(read) && read.upstream?.branch === plan.branch) return !read.upstream.set;
   const current = await git(target, plan.repo, ['config', '--get', `branch.${plan.branch}.merge`], { okCodes: [1] });
   return current.exitCode !== 0;
 }

@@ -131,7 +131,7 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
   // commits that the source has too are what the pack need not carry. Read-only and independent
   // of the snapshot, so asked while the agents quit.
   const commonTips = besides(presentObjects(source.host, lead.snapshot.repoRoot, lead.placementRead.refs.all));
-  const intentEarly = besides(placementIntent(target.host, lead.placement));
+  const intentEarly = besides(placementIntent(target.host, lead.placement, lead.placementRead));
   const early = new Map(live.map((m) => [m, earlyReads(m, sides, besides)]));
   const targetState = hostStateDir(target.info);
   const markerFile = markerPath(targetState, lead.id);

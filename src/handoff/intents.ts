@@ -9,6 +9,7 @@ import type { Host } from '../host/host.js';
 import { branchRef, git, line } from '../git/git.js';
 import { undoPlacement, type PlacementAction, type PlacementRecord } from '../git/place.js';
 import type { PlacementPlan } from '../git/placement-decide.js';
+import { isFresh, type PlacementReads } from '../git/placement-read.js';
 import { workingTree } from '../git/snapshot.js';
 import { listWorktrees, worktreeHome } from '../git/worktrees.js';
 import { backupName, undoCopy, type CopyRecord } from '../transcript/copy.js';
@@ -53,10 +54,20 @@ export const SessionIntentSchema = z.object({
 });
 export type SessionIntent = z.infer<typeof SessionIntentSchema>;
 
-export async function placementIntent(target: Host, plan: PlacementPlan): Promise<PlacementIntent> {
+/**
+ * What a placement will start from, recorded before it changes anything. `read`: what the plan
+ * read of the plan's checkout (its worktree home and the branch's upstream are not asked again
+ * while it is fresh).
+ */
+export async function placementIntent(target: Host, plan: PlacementPlan, read?: PlacementReads): Promise<PlacementIntent> {
   // Whether `<repo>.worktrees` was there is known to a new-worktree plan (read with the repository).
-  const homeKnown = plan.worktreeHomeExists;
-  const [upstream, homeStat] = await Promise.all([git(target, plan.repo, ['config', '--get', `branch.${plan.branch}.merge`], { okCodes: [1] }), homeKnown === undefined ? target.stat(worktreeHome(plan.repo)) : null]);
+  const fresh = isFresh(read) ? read : null;
+  const homeKnown = plan.worktreeHomeExists ?? fresh?.homeExists;
+  const upstreamKnown = fresh?.upstream?.branch === plan.branch ? fresh.upstream.set : undefined;
+  const [hadUpstream, homeExisted] = await Promise.all([
+    upstreamKnown ?? git(target, plan.repo, ['config', '--get', `branch.${plan.branch}.merge`], { okCodes: [1] }).then((r) => r.exitCode === 0),
+    homeKnown ?? target.stat(worktreeHome(plan.repo)).then((s) => s !== null),
+  ]);
   return {
     kind: 'placement_intent',
     id: plan.id,
@@ -67,8 +78,8 @@ export async function placementIntent(target: Host, plan: PlacementPlan): Promis
     branchTip: plan.branchTip,
     head: plan.head,
     wip: plan.wip,
-    homeExisted: homeKnown ?? homeStat !== null,
-    hadUpstream: upstream.exitCode === 0,
+    homeExisted,
+    hadUpstream,
   };
 }
 
