@@ -168,32 +168,39 @@ export interface FoundFile {
   stat: FileStat;
 }
 
-/** Files of a folder (not following symlinks) whose names pass `keep`, with their stat. */
+/**
+ * Files of a folder (not following symlinks) whose names pass `keep`, with their stat. The stats
+ * are asked side by side: over ssh each is a round trip, which in turn would be one per file.
+ */
 export async function filesIn(host: Host, dir: string, keep: (name: string) => boolean): Promise<FoundFile[]> {
-  const out: FoundFile[] = [];
-  for (const e of await listOrEmpty(host, dir)) {
-    if (e.type !== 'file' || !keep(e.name)) continue;
-    const p = path.join(dir, e.name);
-    const st = await host.stat(p);
-    if (st?.type === 'file') out.push({ path: p, stat: st });
-  }
-  return out;
+  const names = (await listOrEmpty(host, dir)).filter((e) => e.type === 'file' && keep(e.name)).map((e) => path.join(dir, e.name));
+  const stats = await Promise.all(names.map((p) => host.stat(p)));
+  return names.flatMap((p, i) => (stats[i]?.type === 'file' ? [{ path: p, stat: stats[i] }] : []));
 }
 
-/** Every regular file below `dir` (symlinks skipped: a unit never follows them out of the store). */
+/**
+ * Every regular file below `dir` (symlinks skipped: a unit never follows them out of the store),
+ * in listing order. A folder's files and subfolders are asked side by side (one round trip for
+ * all of them over ssh, not one each).
+ */
 export async function walkFiles(host: Host, dir: string): Promise<FoundFile[]> {
-  const out: FoundFile[] = [];
   const st = await host.stat(dir);
-  if (st?.type !== 'dir') return out;
-  for (const e of await listOrEmpty(host, dir)) {
-    const p = path.join(dir, e.name);
-    if (e.type === 'dir') out.push(...(await walkFiles(host, p)));
-    else if (e.type === 'file') {
+  if (st?.type !== 'dir') return [];
+  return walkBelow(host, dir);
+}
+
+async function walkBelow(host: Host, dir: string): Promise<FoundFile[]> {
+  const entries = await listOrEmpty(host, dir);
+  const found = await Promise.all(
+    entries.map(async (e): Promise<FoundFile[]> => {
+      const p = path.join(dir, e.name);
+      if (e.type === 'dir') return walkBelow(host, p);
+      if (e.type !== 'file') return [];
       const fst = await host.stat(p);
-      if (fst?.type === 'file') out.push({ path: p, stat: fst });
-    }
-  }
-  return out;
+      return fst?.type === 'file' ? [{ path: p, stat: fst }] : [];
+    }),
+  );
+  return found.flat();
 }
 
 export function entryOf(found: FoundFile, dest: string, verbatim: boolean, extra: Partial<UnitEntry> = {}): UnitEntry {

@@ -12,6 +12,8 @@
 //   AH_BENCH_PROFILE=/tmp/prof …                    # + a V8 CPU profile of each agent-handoff run
 //   AH_BENCH_AGENT=grok …                           # another kind than pi (grok: a 16-file session);
 //                                                   #   agent-handoff alone (the script moves pi only)
+//   AH_BENCH_BACK=1 …                               # + each agent brought back after its send
+//                                                   #   (`send PANE --from vega`), measured alike
 //   AH_BENCH_ONLY=dry-run …                         # only `--dry-run`s of one agent, each beside a
 //                                                   #   `--version` (quick: for work on the start-up)
 //   AH_BENCH_EVENTS=1 …                             # + each dry run's link traffic and output lines,
@@ -20,7 +22,7 @@
 // Needs root and the world (`npm run world -- up`, or it is set up here).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { herdrBin, herdrOk } from '../test/helpers/e2e.js';
+import { herdr, herdrBin, herdrOk } from '../test/helpers/e2e.js';
 import { appRoot, setupWorld, type World } from '../test/world/machines.js';
 import { diff, openLink, type Link } from './link.js';
 import { criticalChain, limitModel, median, offlineMs, ratio, stepCosts, summarize, summarizeDryRuns, table, type DryRunNumbers, type LimitModel, type Mark, remoteLinks, type RunNumbers, type StepCost, type Summary, type TracedCall } from './report.js';
@@ -36,6 +38,8 @@ export interface BenchOptions {
   trace?: boolean;
   /** Progress lines (default: to stderr). */
   log?: (line: string) => void;
+  /** After each of our sends, bring the agent back (`send PANE --from vega`) and measure that too. */
+  back?: boolean;
   /** The agent's kind (default pi). The baseline script moves pi only: for another, agent-handoff runs alone. */
   agent?: string;
 }
@@ -49,6 +53,8 @@ export interface BenchReport {
   /** The baseline: null for another agent than pi. */
   variants: { ours: { median: Summary; runs: RunNumbers[] }; baseline: { median: Summary; runs: RunNumbers[] } | null };
   ratios: { handshakes: number; round_trips: number; overhead_ms: number; wall_ms: number; bytes_up: number; bytes_down: number } | null;
+  /** Bringing it back after each send (`send PANE --from vega`; medians), when asked (BenchOptions.back). */
+  back: Summary | null;
   /** agent-handoff's `--dry-run` of the same agent (medians). */
   dry_run: Omit<DryRunNumbers, 'steps' | 'trace'>;
   /** The physical limit over this link, and how far the medians are from it. */
@@ -106,10 +112,11 @@ function oursArgv(world: World, trace: boolean): { argv: string[]; env: Record<s
   return { argv: [process.execPath, ...flags, ...profile, ...cli], env };
 }
 
-async function runOurs(world: World, link: Link, agentName: string, trace: boolean): Promise<VariantRun> {
+/** `send AGENT TARGET` (or, `words` given, `send …words`) as laptop runs it. */
+async function runOurs(world: World, link: Link, agentName: string, trace: boolean, words = [agentName, link.alias]): Promise<VariantRun> {
   const laptop = world.users.laptop!;
   const { argv, env } = oursArgv(world, trace);
-  const run = await runTimed(laptop, [...argv, 'send', agentName, link.alias, '--no-focus'], { env });
+  const run = await runTimed(laptop, [...argv, 'send', ...words, '--no-focus'], { env });
   const last = run.stdout.trim().split('\n').pop() ?? '';
   let json: { ok?: boolean; target_worktree?: string; target_agent?: { pane: string; workspace: string }; steps?: { step: string; ms: number }[] };
   try {
@@ -194,36 +201,51 @@ async function runBaseline(world: World, link: Link, agentName: string): Promise
   return { run, landed: { pane: done[1]!, workspace: done[2]!, worktree: done[3]! }, quitMs: span('quit'), startMs: span('start'), offlineMs: offlineMs(marks, /^quit$/, /^start$/), marks };
 }
 
-async function oneRun(world: World, link: Link, name: string, kind: string, variant: Variant, index: number, trace: boolean): Promise<RunNumbers> {
+/** The numbers of one run over the link (its counters moved from `before`). */
+function runNumbers(link: Link, before: ReturnType<Link['counters']>, out: VariantRun): Omit<RunNumbers, 'dry_run' | 'back'> {
+  const moved = diff(link.counters(), before);
+  const wall = out.run.endedAt - out.run.startedAt;
+  const events = link.events().filter((e) => e.at >= out.run.startedAt && e.at <= out.run.endedAt);
+  return {
+    handshakes: moved.handshakes,
+    round_trips: moved.bursts + moved.handshakes,
+    request_bursts: moved.bursts,
+    bytes_up: moved.bytesUp,
+    bytes_down: moved.bytesDown,
+    wall_ms: wall,
+    quit_ms: out.quitMs,
+    start_ms: out.startMs,
+    overhead_ms: wall - out.quitMs - out.startMs,
+    offline_ms: out.offlineMs,
+    steps: stepCosts(out.marks, out.run.startedAt, out.run.endedAt, events),
+    ...(out.trace ? { trace: out.trace } : {}),
+  };
+}
+
+async function oneRun(world: World, link: Link, name: string, kind: string, variant: Variant, index: number, trace: boolean, back = false): Promise<RunNumbers> {
   const agentName = `${name}-${variant}-${index}-${Math.random().toString(36).slice(2, 6)}`;
   const prep = await prepare(world, `${name}-${variant}`, agentName, kind);
-  let landed: Partial<Landed> = {};
+  let landed: Partial<Landed> & { back?: Landed } = {};
   try {
     const dryRun = variant === 'ours' ? await runDryRun(world, link, agentName, trace) : undefined;
     const before = link.counters();
     const out = variant === 'ours' ? await runOurs(world, link, agentName, trace) : await runBaseline(world, link, agentName);
     landed = out.landed;
-    const moved = diff(link.counters(), before);
+    const numbers = runNumbers(link, before, out);
     await verifyLanded(world, prep, out.landed);
-    const wall = out.run.endedAt - out.run.startedAt;
-    const events = link.events().filter((e) => e.at >= out.run.startedAt && e.at <= out.run.endedAt);
-    return {
-      handshakes: moved.handshakes,
-      round_trips: moved.bursts + moved.handshakes,
-      request_bursts: moved.bursts,
-      bytes_up: moved.bytesUp,
-      bytes_down: moved.bytesDown,
-      wall_ms: wall,
-      quit_ms: out.quitMs,
-      start_ms: out.startMs,
-      overhead_ms: wall - out.quitMs - out.startMs,
-      offline_ms: out.offlineMs,
-      steps: stepCosts(out.marks, out.run.startedAt, out.run.endedAt, events),
-      ...(out.trace ? { trace: out.trace } : {}),
-      ...(dryRun ? { dry_run: dryRun } : {}),
-    };
+    // And back: `send PANE --from vega` brings the agent here again (its session files now exist on both sides).
+    let returned: RunNumbers['back'];
+    if (back && variant === 'ours') {
+      const beforeBack = link.counters();
+      const home = await runOurs(world, link, agentName, trace, [out.landed.pane, '--from', link.alias]);
+      landed = { ...landed, back: home.landed };
+      returned = runNumbers(link, beforeBack, home);
+    }
+    return { ...numbers, ...(dryRun ? { dry_run: dryRun } : {}), ...(returned ? { back: returned } : {}) };
   } finally {
     await cleanUp(world, prep, landed);
+    // The agent brought back runs here in a workspace of its own.
+    if (landed.back) await herdr(world, world.users.laptop!, ['workspace', 'close', landed.back.workspace]).catch(() => undefined);
   }
 }
 
@@ -241,7 +263,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchReport> {
     // Interleaved, so drift in the machine's load touches both alike.
     for (let i = 0; i < opts.runs; i++) {
       for (const variant of variants) {
-        const r = await oneRun(world, link, name, kind, variant, i, opts.trace ?? false);
+        const r = await oneRun(world, link, name, kind, variant, i, opts.trace ?? false, opts.back ?? false);
         runs[variant].push(r);
         if (variant === 'ours') starts.push(await processStartMs(world));
         log(`run ${i + 1}/${opts.runs} ${variant}: ${r.handshakes} handshakes, ${r.round_trips} round trips, wall ${r.wall_ms} ms, overhead ${r.overhead_ms} ms`);
@@ -253,6 +275,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchReport> {
   const ours = summarize(runs.ours);
   const baseline = variants.includes('baseline') ? summarize(runs.baseline) : null;
   const dryRun = summarizeDryRuns(runs.ours.flatMap((r) => (r.dry_run ? [r.dry_run] : [])));
+  const backs = runs.ours.flatMap((r) => (r.back ? [r.back] : []));
   return {
     bench: 'handoff',
     agent: kind,
@@ -260,6 +283,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchReport> {
     rtt_ms: 2 * opts.oneWayDelayMs,
     runs: opts.runs,
     variants: { ours: { median: ours, runs: runs.ours }, baseline: baseline && { median: baseline, runs: runs.baseline } },
+    back: backs.length > 0 ? summarize(backs) : null,
     ratios: baseline && {
       handshakes: ratio(ours.handshakes, baseline.handshakes),
       round_trips: ratio(ours.round_trips, baseline.round_trips),
@@ -300,6 +324,7 @@ export function humanTable(report: BenchReport): string {
     `  the agent offline: ${ours.median.offline_ms} ms, ${median(ours.runs.map((r) => r.offline_ms - r.quit_ms - r.start_ms))} ms beyond its own quit and start (goal ≤ 500 ms)`,
     ...(dryMid ? [`--dry-run steps (median run): ms / handshakes / round trips / bytes up / bytes down`, ...dryMid.steps.map((s) => `  ${s.step.padEnd(48)} ${stepColumns(s)}`)] : []),
     ...steps('agent-handoff', ours.runs),
+    ...(report.back ? [`back (send --from): overhead ${report.back.overhead_ms} ms (quit ${report.back.quit_ms}, start ${report.back.start_ms}), wall ${report.back.wall_ms} ms, ${report.back.round_trips} round trips, ${report.back.bytes_up}/${report.back.bytes_down} bytes up/down`, ...steps('back', ours.runs.flatMap((r) => (r.back ? [{ ...r.back, wall_ms: r.wall_ms }] : [])))] : []),
     ...(baseline ? steps('baseline', baseline.runs) : []),
   ].join('\n');
 }
@@ -342,7 +367,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify({ bench: 'dry-run', ...report })}\n`);
     return;
   }
-  const report = await runBench({ runs: Number(process.env.AH_BENCH_RUNS ?? 3), oneWayDelayMs: Number(process.env.AH_BENCH_DELAY_MS ?? 25), trace: process.env.AH_BENCH_TRACE === '1', ...(process.env.AH_BENCH_AGENT ? { agent: process.env.AH_BENCH_AGENT } : {}) });
+  const report = await runBench({ runs: Number(process.env.AH_BENCH_RUNS ?? 3), oneWayDelayMs: Number(process.env.AH_BENCH_DELAY_MS ?? 25), trace: process.env.AH_BENCH_TRACE === '1', ...(process.env.AH_BENCH_AGENT ? { agent: process.env.AH_BENCH_AGENT } : {}), back: process.env.AH_BENCH_BACK === '1' });
   process.stderr.write(`${humanTable(report)}\n`);
   process.stdout.write(`${JSON.stringify(report)}\n`);
 }

@@ -40,9 +40,11 @@ export interface RunNumbers {
   trace?: TracedCall[];
   /** The `--dry-run` of the same agent just before (agent-handoff only). */
   dry_run?: DryRunNumbers;
+  /** Bringing the agent back afterwards (`send --from`), when measured. */
+  back?: Omit<RunNumbers, 'dry_run' | 'back'>;
 }
 
-export type Summary = Omit<RunNumbers, 'steps' | 'trace' | 'dry_run'>;
+export type Summary = Omit<RunNumbers, 'steps' | 'trace' | 'dry_run' | 'back'>;
 
 export interface DryRunNumbers {
   handshakes: number;

@@ -1,7 +1,8 @@
 // The agent's session at the source: herdr's handle, else --session, else the session this tool
 // started it with, else the adapter's guess (the newest transcript for its folder written since
 // the agent started).
-import type { Adapter, SessionHandle, SessionRef, SideCtx } from '../../adapters/adapter.js';
+import type { Adapter, Placement, SessionHandle, SessionRef, SideCtx, UnitEntry } from '../../adapters/adapter.js';
+import type { Host } from '../host/host.js';
 import { HandoffError } from '../errors.js';
 import type { IntegrationState } from '../herdr/integration.js';
 import type { AgentInfo } from '../herdr/schemas.js';
@@ -63,3 +64,17 @@ async function sessionReport(side: Side, pane: string, waitMs: number): Promise<
   }
 }
 
+
+/**
+ * The session's unit per placement, each walked once: the plan asks it for the look's likely
+ * placements and again for the one chosen, and over ssh (--from) a walk of the store costs round trips.
+ */
+export function unitsOnce(adapter: Adapter, host: Host): (ref: SessionRef, placed: Placement) => Promise<UnitEntry[]> {
+  const walked = new Map<string, Promise<UnitEntry[]>>();
+  return (ref, placed) => {
+    const key = JSON.stringify([ref, placed]);
+    let unit = walked.get(key);
+    if (!unit) walked.set(key, (unit = adapter.unit(host, ref, placed)));
+    return unit;
+  };
+}

@@ -23,7 +23,7 @@ import { destinationUnder } from '../transcript/destinations.js';
 import type { LeftLook } from '../transcript/left-ledger.js';
 import type { Side, Sides } from './sides.js';
 import { agentStartedAt } from './process-age.js';
-import { findSession } from './find-session.js';
+import { findSession, unitsOnce } from './find-session.js';
 
 export interface Plan {
   id: string;
@@ -173,9 +173,8 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     });
   }
 
-  // Everything below depends only on the agent. Three chains at once: the session (process,
-  // start time, session files), the repository at the source (layout, snapshot, remotes), and
-  // the target's look, sent once it is connected and the repository's remotes are known.
+  // Everything below depends only on the agent. Three chains at once: the session, the source's
+  // repository (layout, snapshot, remotes), and the target's look (once connected and those are known).
   const processChain = (async () => {
     const info = await source.herdr.processInfo(agent.pane_id);
     const proc = info.foreground_processes[0];
@@ -203,6 +202,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   })();
   sourceRepo.catch(() => undefined);
   const integrationOf = (states: IntegrationState[]) => states.find((s) => s.target === adapter.integration) ?? null;
+  const unitOf = unitsOnce(adapter, source.host);
   // Only when the session cannot be found: the source's integration explains why.
   const sourceIntegration = async (): Promise<IntegrationState | null> => integrationOf(await source.herdr.integrationStatus().catch(() => [] as IntegrationState[]));
   // The session as found (what the look needs), then with the agent's process.
@@ -233,7 +233,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
               const each = await Promise.all(
                 worktrees.map(async (w) => {
                   const placed = adapter.placement(found.ref, { ...ctx, cwd: cwdIn(w, repo.layout.relativeCwd) });
-                  return (await adapter.unit(source.host, found.ref, placed)).map((e) => destinationUnder(placed.configRoot, e.dest));
+                  return (await unitOf(found.ref, placed)).map((e) => destinationUnder(placed.configRoot, e.dest));
                 }),
               );
               return [...new Set(each.flat())];
@@ -303,7 +303,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const { snap, remotes, discovery, otherCheckouts, placement, placementRead } = repo;
   const targetCwd = cwdIn(placement.worktree, snap.relativeCwd);
   const sessionPlacement = adapter.placement(session, { ...targetCtx, cwd: targetCwd });
-  const unit = await adapter.unit(source.host, session, sessionPlacement);
+  const unit = await unitOf(session, sessionPlacement);
   if (!targetAgentCli) warnings.push(`The ${kind} CLI is not on the login PATH of ${targetSide.host.label}; the agent will not start there.`);
   const early = await freeEarly;
   if (early.root === sessionPlacement.configRoot) requireSpace(targetSide, early.free, unit);
