@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import type { Host } from '../host/host.js';
 import { lockName } from './lock.js';
+import { writePrivate } from './private-write.js';
 
 export const MovedNote = z.object({
   kind: z.string(),
@@ -18,11 +19,7 @@ export type MovedNote = z.infer<typeof MovedNote>;
 const folder = (stateDir: string) => `${stateDir}/moved`;
 
 export async function recordMoved(host: Host, stateDir: string, note: MovedNote): Promise<void> {
-  await host.mkdirp(folder(stateDir), 0o700);
-  const file = `${folder(stateDir)}/${lockName(`${note.kind}-${note.session}`)}.json`;
-  const tmp = `${file}.tmp`;
-  await host.writeFile(tmp, JSON.stringify(note) + '\n', { mode: 0o600 });
-  await host.rename(tmp, file);
+  await writePrivate(host, `${folder(stateDir)}/${lockName(`${note.kind}-${note.session}`)}.json`, JSON.stringify(MovedNote.parse(note)) + '\n', 'the moved note');
 }
 
 /** Every moved note on the host, by session id (unreadable notes are skipped). */

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { SessionHandle } from '../../adapters/adapter.js';
 import type { Host } from '../host/host.js';
+import { writePrivate } from './private-write.js';
 
 export const StartedAgent = z.object({
   pane: z.string(),
@@ -31,12 +32,8 @@ function fileFor(dir: string, pane: string): string {
   return `${dir}/${createHash('sha256').update(pane).digest('hex').slice(0, 32)}.json`;
 }
 
-/** $1 the file; stdin its content: written beside it and renamed into place, private. */
-const WRITE_PRIVATE = 'umask 077; mkdir -p -- "${1%/*}" && cat >"$1.tmp" && mv -f -- "$1.tmp" "$1" || { rm -f -- "$1.tmp"; exit 1; }';
-
 export async function recordStarted(host: Host, dir: string, agent: StartedAgent): Promise<void> {
-  const r = await host.run(['/bin/sh', '-c', WRITE_PRIVATE, 'sh', fileFor(dir, agent.pane)], { stdin: JSON.stringify(StartedAgent.parse(agent)) + '\n' });
-  if (r.exitCode !== 0) throw new Error(`could not record the started agent under ${dir} on ${host.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}`);
+  await writePrivate(host, fileFor(dir, agent.pane), JSON.stringify(StartedAgent.parse(agent)) + '\n', 'the started agent');
 }
 
 /** The entry for `pane`, if any parses. */
