@@ -178,10 +178,15 @@ export async function roundTrip(k: RealKind): Promise<Timing[]> {
     }, 90_000).catch(async (err: unknown) => {
       throw new Error(`${(err as Error).message}; screen:\n${await screen(world, laptopUser, started.pane)}`, { cause: err });
     });
-    await waitFor(`${name} idle on laptop`, async () => {
+    // Settled, as before every leg (see checkLanded): omp, in a full suite run, was seen working
+    // again moments after herdr first called it idle, and the first leg was refused as busy.
+    let idleSince: number | null = null;
+    await waitFor(`${name} idle on laptop for ${SETTLED_IDLE_MS} ms`, async () => {
       const r = await herdr(world, laptopUser, ['agent', 'get', name]);
       const a = (r.json?.result as { agent?: { agent_status?: string } } | undefined)?.agent;
-      return a?.agent_status === 'idle' || a?.agent_status === 'done';
+      const idle = a?.agent_status === 'idle' || a?.agent_status === 'done';
+      idleSince = idle ? (idleSince ?? Date.now()) : null;
+      return idleSince !== null && Date.now() - idleSince >= SETTLED_IDLE_MS;
     }, 30_000);
 
     // 2. laptop → vega; 3. back with --from vega; 4. laptop → vega again.
