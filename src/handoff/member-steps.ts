@@ -142,8 +142,8 @@ export interface Seat {
 /**
  * Make the agent's pane in the worktree where its work landed (in a workspace of its own, or
  * beside the pane of an agent that shared its source workspace) and choose its name among the
- * target's agents once it has quit (`quitted`): both while it quits and its session is copied, so
- * the start begins the moment that is there.
+ * target's agents (on the source's own herdr, once it has quit: `quitted`): both while it quits
+ * and its session is copied, so the start begins the moment that is there.
  */
 export function seatAgent(m: Member, sides: Sides, placed: { worktree: string; repo: string }, desk: TargetDesk, quitted: Promise<unknown>, chosenName?: Promise<string>): Seat {
   const { plan } = m;
@@ -153,9 +153,11 @@ export function seatAgent(m: Member, sides: Sides, placed: { worktree: string; r
   const preferred = opts.name ?? agent.name ?? `${repoName}-${plan.kind}`;
   // On the same herdr (--here) the source agent, which has quit, keeps its name until herdr's
   // next look at its pane: wait for that, briefly, rather than give the moved agent another
-  // name. Another agent that holds it, or one of the batch that took it a moment ago: pick another.
+  // name. On another herdr the quit frees nothing there: the names are asked at once, beside the
+  // pane (not on the path from the quit to the start). Another agent that holds it, or one of
+  // the batch that took it a moment ago: pick another.
   const name = chosenName ?? (async () => {
-    await quitted;
+    if (sides.sameHost) await quitted;
     const wanted = toAgentName(preferred);
     const listed = await agentsAfterPaneReleased(target.herdr, agent.pane_id, sides.sameHost ? PANE_RELEASE_MS : 0);
     const now = listed.map((a) => a.name).filter((n): n is string => !!n);
