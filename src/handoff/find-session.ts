@@ -64,7 +64,6 @@ async function sessionReport(side: Side, pane: string, waitMs: number): Promise<
   }
 }
 
-
 /**
  * The session's unit per placement, each walked once: the plan asks it for the look's likely
  * placements and again for the one chosen, and over ssh (--from) a walk of the store costs round trips.

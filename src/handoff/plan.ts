@@ -186,8 +186,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   processChain.catch(() => undefined);
   // herdr's foreground cwd when known: the repository, session and look then skip a herdr tick.
   const cwdChain = (async () => {
-    const { proc } = agent.foreground_cwd ? { proc: null } : await processChain;
-    const rawCwd = agent.foreground_cwd ?? proc?.cwd ?? agent.cwd;
+    const rawCwd = agent.foreground_cwd ?? (await processChain).proc.cwd ?? agent.cwd;
     if (!rawCwd) throw new HandoffError('agent_cwd_unknown', `herdr does not know the working directory of ${agent.name ?? agent.pane_id}.`, { fix: 'Retry in a moment.' });
     return source.host.realpath(rawCwd);
   })();
