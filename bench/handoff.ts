@@ -249,13 +249,18 @@ async function oneRun(world: World, link: Link, name: string, kind: string, vari
   }
 }
 
-export async function runBench(opts: BenchOptions): Promise<BenchReport> {
+/** The world with vega's herdr answering, and the link to it that a bench's runs go through. */
+async function benchSetup(opts: BenchOptions): Promise<{ log: (line: string) => void; world: World; name: string; link: Link; kind: string }> {
   const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
   const world = await setupWorld();
   await herdrOk(world, world.users.vega!, ['status', 'server', '--json']);
   const name = opts.name ?? 'bench';
   const link = await openLink(world, { alias: `ah-${name}-vega`, oneWayDelayMs: opts.oneWayDelayMs });
-  const kind = opts.agent ?? 'pi';
+  return { log, world, name, link, kind: opts.agent ?? 'pi' };
+}
+
+export async function runBench(opts: BenchOptions): Promise<BenchReport> {
+  const { log, world, name, link, kind } = await benchSetup(opts);
   const variants: Variant[] = kind === 'pi' ? ['ours', 'baseline'] : ['ours'];
   const runs: Record<Variant, RunNumbers[]> = { ours: [], baseline: [] };
   const starts: number[] = [];
@@ -331,15 +336,10 @@ export function humanTable(report: BenchReport): string {
 
 /**
  * `--dry-run`s of one prepared agent, each followed by a `--version` (the process start the limit
- * counts): the quick measure of the start-up and the look. Printed as a table; the medians returned.
+ * counts): the quick measure of the start-up and the look. A line per run, then the medians.
  */
 export async function runDryRunBench(opts: BenchOptions): Promise<{ wall_ms: number; process_start_ms: number; limit_ms: number; runs: { wall_ms: number; process_start_ms: number; steps: StepCost[] }[] }> {
-  const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
-  const world = await setupWorld();
-  await herdrOk(world, world.users.vega!, ['status', 'server', '--json']);
-  const name = opts.name ?? 'bench';
-  const link = await openLink(world, { alias: `ah-${name}-vega`, oneWayDelayMs: opts.oneWayDelayMs });
-  const kind = opts.agent ?? 'pi';
+  const { log, world, name, link, kind } = await benchSetup(opts);
   const agentName = `${name}-dry-${Math.random().toString(36).slice(2, 6)}`;
   const prep = await prepare(world, `${name}-dry`, agentName, kind);
   const runs: { wall_ms: number; process_start_ms: number; steps: StepCost[] }[] = [];
