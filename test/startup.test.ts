@@ -199,22 +199,32 @@ describe('start-up: only what the command needs', () => {
 
     async function remember(target: string, port: number): Promise<void> {
       const { rememberDial } = await import('../src/host/dial-memory.js');
-      rememberDial(target, { host: '127.0.0.1', port }, path.join(tmp, 'cache', 'agent-handoff', 'dial.json'));
+      await rememberDial(target, { host: '127.0.0.1', port }, path.join(tmp, 'cache', 'agent-handoff', 'dial.json'));
+    }
+
+    /** A dry send to `target` remembered at port `dialed` whose ssh -G names port `resolved`: what the launcher and bundle did, in order. */
+    async function dialedSend(target: string, dialed: number, resolved: number): Promise<string[]> {
+      await remember(target, dialed);
+      const r = run(['send', 'some-agent', target, '--dry-run', '--timeout', '1', '--json'], { bin: fakeSsh(resolved) });
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, command: 'send' });
+      return whats(r.report);
+    }
+
+    /** The one connection `server` saw carried ssh's greeting. */
+    async function greetedOnce(server: Awaited<ReturnType<typeof listener>>): Promise<void> {
+      const seen = await server.seen();
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatch(/^SSH-2\.0-/);
     }
 
     it('before the bundle loads; the bundle takes that socket over when ssh -G resolves the same address', async () => {
       const server = await listener();
       try {
-        await remember('u@dial-same', server.port);
-        const r = run(['send', 'some-agent', 'u@dial-same', '--dry-run', '--timeout', '1', '--json'], { bin: fakeSsh(server.port) });
-        expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, command: 'send' });
-        const all = whats(r.report);
+        const all = await dialedSend('u@dial-same', server.port, server.port);
         expect(all.filter((w) => w === `connect ${server.port}`), all.join('\n')).toHaveLength(1);
         expect(all.indexOf(`connect ${server.port}`)).toBeLessThan(all.indexOf('bundle'));
         // One connection, and ssh's greeting went on it: the launcher's socket was the one used.
-        const seen = await server.seen();
-        expect(seen).toHaveLength(1);
-        expect(seen[0]).toMatch(/^SSH-2\.0-/);
+        await greetedOnce(server);
       } finally {
         await server.close();
       }
@@ -224,17 +234,12 @@ describe('start-up: only what the command needs', () => {
       const before = await listener();
       const now = await listener();
       try {
-        await remember('u@dial-moved', before.port);
-        const r = run(['send', 'some-agent', 'u@dial-moved', '--dry-run', '--timeout', '1', '--json'], { bin: fakeSsh(now.port) });
-        expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, command: 'send' });
-        const all = whats(r.report);
+        const all = await dialedSend('u@dial-moved', before.port, now.port);
         expect(all.indexOf(`connect ${before.port}`), all.join('\n')).toBeLessThan(all.indexOf('bundle'));
         expect(all.indexOf(`connect ${now.port}`)).toBeGreaterThan(all.indexOf('bundle'));
         // Not a byte on the old address; ssh's greeting on the new one.
         expect((await before.seen()).filter((t) => t !== '')).toEqual([]);
-        const seen = await now.seen();
-        expect(seen).toHaveLength(1);
-        expect(seen[0]).toMatch(/^SSH-2\.0-/);
+        await greetedOnce(now);
       } finally {
         await before.close();
         await now.close();

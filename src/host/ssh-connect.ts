@@ -11,7 +11,7 @@ import { planAuth } from './ssh-auth.js';
 import { authBehindServiceRequest, signWithoutQuery } from './ssh-fast-auth.js';
 import { takeLauncherSocket } from './launcher-socket.js';
 import { authError, hopLabel, hostKeyError, namedTarget, socketError, type SshError } from './ssh-errors.js';
-import { resolveSshTarget, type ResolvedTarget, type ResolveOptions } from './ssh-target.js';
+import { resolveSshTarget, usesDefaultResolution, type ResolvedTarget, type ResolveOptions } from './ssh-target.js';
 import { ssh2 } from './ssh2-lib.js';
 
 const DEFAULT_KEEPALIVE_MS = 15_000;
@@ -220,8 +220,6 @@ export async function dialChain(target: string, opts: DialOptions): Promise<Dial
     clearTimeout(timer);
   }
   // For the launcher of the next send to this target (its ssh -G runs with the defaults only).
-  if (opts.configFile === undefined && opts.sshBinary === undefined && opts.home === undefined && opts.localUser === undefined) {
-    await import('./dial-memory.js').then((m) => m.rememberDial(target, { host: first.hostName, port: first.port }), () => undefined);
-  }
+  if (usesDefaultResolution(opts)) await import('./dial-memory.js').then((m) => m.rememberDial(target, { host: first.hostName, port: first.port }), () => undefined);
   return { chain, hops, socket: socket!, connectMs: Date.now() - started };
 }

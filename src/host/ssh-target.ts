@@ -353,10 +353,15 @@ export function resolveEarly(target: string): void {
   early.set(target, p);
 }
 
+/** Resolved as a plain `ssh -G TARGET` would (the launcher's and resolveEarly's way): no option overrides it. */
+export function usesDefaultResolution(opts: ResolveOptions): boolean {
+  return opts.configFile === undefined && opts.sshBinary === undefined && opts.home === undefined && opts.localUser === undefined;
+}
+
 /** Resolve what the user typed to connection parameters, like OpenSSH would. */
 export async function resolveSshTarget(target: string, opts: ResolveOptions = {}): Promise<ResolvedTarget> {
   const started = early.get(target);
-  if (started && opts.configFile === undefined && opts.sshBinary === undefined && opts.home === undefined && opts.localUser === undefined) {
+  if (started && usesDefaultResolution(opts)) {
     early.delete(target);
     return started;
   }

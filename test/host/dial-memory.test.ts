@@ -10,11 +10,11 @@ import { tempDirs } from '../helpers/temp-dirs.js';
 const tempDir = tempDirs('ah-dial-memory-');
 
 describe('dial memory', () => {
-  it('reads back what it remembered, per target as typed, in a private file in a private folder', () => {
+  it('reads back what it remembered, per target as typed, in a private file in a private folder', async () => {
     const file = path.join(tempDir(), 'cache', 'agent-handoff', 'dial.json');
     expect(recallDial('vega', file)).toBeNull();
-    rememberDial('vega', { host: '10.0.0.5', port: 22 }, file);
-    rememberDial('me@box', { host: 'box.example', port: 2222 }, file);
+    await rememberDial('vega', { host: '10.0.0.5', port: 22 }, file);
+    await rememberDial('me@box', { host: 'box.example', port: 2222 }, file);
     expect(recallDial('vega', file)).toEqual({ host: '10.0.0.5', port: 22 });
     expect(recallDial('me@box', file)).toEqual({ host: 'box.example', port: 2222 });
     expect(recallDial('box', file)).toBeNull();
@@ -23,43 +23,43 @@ describe('dial memory', () => {
     expect(fs.readdirSync(path.dirname(file))).toEqual(['dial.json']);
   });
 
-  it('writes only when the address changed', () => {
+  it('writes only when the address changed', async () => {
     const file = path.join(tempDir(), 'dial.json');
-    rememberDial('vega', { host: '10.0.0.5', port: 22 }, file);
+    await rememberDial('vega', { host: '10.0.0.5', port: 22 }, file);
     // A whole second: a time with a fraction may come back from the file system a microsecond off.
     const past = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
     fs.utimesSync(file, past, past);
-    rememberDial('vega', { host: '10.0.0.5', port: 22 }, file);
+    await rememberDial('vega', { host: '10.0.0.5', port: 22 }, file);
     expect(fs.statSync(file).mtimeMs).toBe(past.getTime());
-    rememberDial('vega', { host: '10.0.0.5', port: 2200 }, file);
+    await rememberDial('vega', { host: '10.0.0.5', port: 2200 }, file);
     expect(recallDial('vega', file)).toEqual({ host: '10.0.0.5', port: 2200 });
   });
 
-  it('keeps the 32 targets changed last', () => {
+  it('keeps the 32 targets changed last', async () => {
     const file = path.join(tempDir(), 'dial.json');
-    for (let i = 0; i < 40; i++) rememberDial(`h${i}`, { host: `10.0.0.${i}`, port: 22 }, file);
+    for (let i = 0; i < 40; i++) await rememberDial(`h${i}`, { host: `10.0.0.${i}`, port: 22 }, file);
     expect(recallDial('h7', file)).toBeNull();
     expect(recallDial('h8', file)).toEqual({ host: '10.0.0.8', port: 22 });
     expect(recallDial('h39', file)).toEqual({ host: '10.0.0.39', port: 22 });
   });
 
-  it('a broken or foreign file is no memory, and is replaced by the next write', () => {
+  it('a broken or foreign file is no memory, and is replaced by the next write', async () => {
     const file = path.join(tempDir(), 'dial.json');
     for (const text of ['{', '[]', '{"version":2,"targets":{}}', '{"version":1,"targets":{"vega":{"host":"x","port":70000}}}']) {
       fs.writeFileSync(file, text);
       expect(recallDial('vega', file)).toBeNull();
     }
-    rememberDial('vega', { host: '10.0.0.5', port: 22 }, file);
+    await rememberDial('vega', { host: '10.0.0.5', port: 22 }, file);
     expect(recallDial('vega', file)).toEqual({ host: '10.0.0.5', port: 22 });
   });
 
-  it('a file that cannot be written is not an error', () => {
+  it('a file that cannot be written is not an error', async () => {
     const dir = tempDir();
     fs.writeFileSync(path.join(dir, 'not-a-folder'), '');
-    expect(() => rememberDial('vega', { host: '10.0.0.5', port: 22 }, path.join(dir, 'not-a-folder', 'dial.json'))).not.toThrow();
+    await expect(rememberDial('vega', { host: '10.0.0.5', port: 22 }, path.join(dir, 'not-a-folder', 'dial.json'))).resolves.toBeUndefined();
   });
 
-  it('lives in the cache folder the launcher reads (XDG_CACHE_HOME when absolute)', () => {
+  it('lives in the cache folder the launcher reads (XDG_CACHE_HOME when absolute)', async () => {
     expect(dialMemoryFile({ XDG_CACHE_HOME: '/c' })).toBe('/c/agent-handoff/dial.json');
     expect(dialMemoryFile({ XDG_CACHE_HOME: 'relative' })).toMatch(/\/\.cache\/agent-handoff\/dial\.json$/);
   });
