@@ -3,7 +3,7 @@
 // its verification and what follows it. Agents of a batch run these side by side.
 import type { HookLook, HookTrustOutcome } from '../../adapters/hook-trust.js';
 import type { Snapshot } from '../git/snapshot.js';
-import { arrivalsDir, recordArrivals } from '../transcript/arrivals.js';
+import { arrivalsDir, recordArrivals, worthAnArrival } from '../transcript/arrivals.js';
 import type { CopyRecord } from '../transcript/copy-types.js';
 import { discardBackups, undoCopy } from '../transcript/copy.js';
 import { destinationUnder, lookAtDestinations, type DestinationLook } from '../transcript/destinations.js';
@@ -93,7 +93,7 @@ export function copySession(m: Member, sides: Sides, worktree: string, look: Pro
     // trusting it). What left the source, recorded there: when the session comes back, a copy
     // still as it left is ours to replace (agents that rewrite files in place); the handoff
     // succeeds only once it is written.
-    const arrivalsRecorded = recordArrivals(target.host, arrivalsDir(targetState), out.files.flatMap((f) => (f.content ? [{ path: f.path, ...f.content, handoff: plan.id }] : [])));
+    const arrivalsRecorded = recordArrivals(target.host, arrivalsDir(targetState), out.files.flatMap((f) => (f.content && worthAnArrival(f.content.size) ? [{ path: f.path, ...f.content, handoff: plan.id }] : [])));
     arrivalsRecorded.catch(() => undefined);
     const at = new Date().toISOString();
     const leftRecorded = recordLeft(source.host, ledgerDir(sourceState), out.files.flatMap((f) => (f.source ? [{ ...f.source, handoff: plan.id, to: target.host.address, at }] : [])));

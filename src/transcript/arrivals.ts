@@ -66,6 +66,19 @@ export const Arrival = z.object({
 });
 export type Arrival = z.infer<typeof Arrival>;
 
+/**
+ * Smallest file worth an arrival entry. An entry costs about 300 bytes when written and about
+ * 200 more when it is checked on the way back: for a file under 4 KiB that is about what
+ * sending it again costs, so it is sent again. grok's locks, counters and small JSON files are
+ * all below it; its logs soon are not.
+ */
+export const ARRIVAL_MIN_BYTES = 4096;
+
+/** Does a file of this size get an arrival entry (and so a check of it on the way back)? */
+export function worthAnArrival(size: number): boolean {
+  return size >= ARRIVAL_MIN_BYTES;
+}
+
 export function arrivalsDir(stateDir: string): string {
   return `${stateDir}/arrived`;
 }

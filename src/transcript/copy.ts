@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path/posix';
 import { HandoffError } from '../errors.js';
 import type { Host } from '../host/host.js';
-import { arrivalVerdicts, describeFile } from './arrivals.js';
+import { arrivalVerdicts, describeFile, worthAnArrival } from './arrivals.js';
 import type { CopiedFile, CopyAction, CopyEntry, CopyRecord, CopyRequest } from './copy-types.js';
 import { checkFolders, destinationUnder, makeCheckedFolders } from './destinations.js';
 import { bundleFolder, bundleMembers, installBundle } from './file-bundle.js';
@@ -85,9 +85,10 @@ export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
   const leftOf = await leftStatesOf(target, req, held);
   // Files the target holds as they were left: does the source still hold what arrived there
   // (plus a tail, or with a new first line)? Asked of the source, which hashes its own bytes.
+  // A file too small for an entry when it arrived (worthAnArrival) is not asked about.
   const asLeftEntries = req.entries.filter((e, i) => {
     const st = existingOf[i];
-    return st?.type === 'file' && st.size > 0 && isAsLeft(leftOf.get(dests[i]!) ?? { left: null, sha256Now: null }, st.size);
+    return st?.type === 'file' && st.size > 0 && worthAnArrival(e.size ?? Infinity) && isAsLeft(leftOf.get(dests[i]!) ?? { left: null, sha256Now: null }, st.size);
   });
   const verdicts = req.arrivalsDir && asLeftEntries.length > 0 ? await arrivalVerdicts(req.source, req.arrivalsDir, asLeftEntries.map((e) => e.source)) : [];
   const verdictOf = new Map(asLeftEntries.map((e, i) => [e, verdicts[i]!]));

@@ -12,7 +12,7 @@ import { remotePrefixHash } from '../../src/transcript/target-files.js';
 import { buildRewritePlan } from '../../src/transcript/rewrite-plan.js';
 import { rewriteBuffer } from '../../src/transcript/rewrite.js';
 import { HASH_FN, lookLeft, recordLeft } from '../../src/transcript/left-ledger.js';
-import { recordArrivals } from '../../src/transcript/arrivals.js';
+import { ARRIVAL_VERDICT_PROGRAM, recordArrivals, worthAnArrival } from '../../src/transcript/arrivals.js';
 import { createHash } from 'node:crypto';
 
 const temps: string[] = [];
@@ -433,6 +433,25 @@ describe('copyUnit between two hosts', () => {
       const back2 = await move(vega, laptop, { source: onVega, dest: 'sessions/s.jsonl', verbatim: false, mode: 0o600, mtimeMs: MTIME + 1 }, path.join(w.src, 'agent'), back, { from: st.vega, to: st.laptop }, 't2');
       expect(back2.action).toBe('replaced');
       expect(fs.readFileSync(onLaptop, 'utf8')).toBe(title('compacted') + '{"summary":"/src/repo"}\n');
+    });
+
+    it('a file too small for an arrival entry is not asked about where it comes from, and still comes back as a continuation', async () => {
+      const w = world();
+      const laptop = new ReadCounting({ env: { ...process.env, HOME: w.src } });
+      const vega = new ReadCounting({ env: { ...process.env, HOME: w.dst } });
+      const st = { laptop: path.join(w.src, 'state'), vega: path.join(w.dst, 'state') };
+      const onLaptop = path.join(w.src, 'agent', 'sessions/s.jsonl');
+      const onVega = path.join(w.dst, 'agent', 'sessions/s.jsonl');
+      const entry = (file: string, mtimeMs: number): CopyEntry => ({ source: file, dest: 'sessions/s.jsonl', verbatim: false, size: fs.statSync(file).size, mode: 0o600, mtimeMs });
+      put(onLaptop, title('first') + '{"n":1,"cwd":"/src/repo"}\n');
+      await move(laptop, vega, entry(onLaptop, MTIME), path.join(w.dst, 'agent'), there, { from: st.laptop, to: st.vega }, 't1');
+      expect(worthAnArrival(fs.statSync(onVega).size)).toBe(false);
+      fs.appendFileSync(onVega, '{"turn":"on vega","cwd":"/dst/wt"}\n');
+      vega.runs = [];
+      const back2 = await move(vega, laptop, entry(onVega, MTIME + 1000), path.join(w.src, 'agent'), back, { from: st.vega, to: st.laptop }, 't2');
+      expect(vega.runs.filter((a) => a[2] === ARRIVAL_VERDICT_PROGRAM)).toEqual([]);
+      expect(back2.action).toBe('appended');
+      expect(fs.readFileSync(onLaptop, 'utf8')).toBe(title('first') + '{"n":1,"cwd":"/src/repo"}\n{"turn":"on vega","cwd":"/src/repo"}\n');
     });
   });
 
