@@ -73,49 +73,120 @@ function shellWord(value: string, carried: boolean): string {
   return carriedCost(double) < carriedCost(single) ? double : single;
 }
 
-/** `value` as one sh word, each occurrence of `folder` in it as `"$_p"` (which holds it). */
-function wordNaming(value: string, folder: string, carried: boolean): string {
-  if (!value.includes(folder)) return shellWord(value, carried);
-  return value
-    .split(folder)
-    .map((piece) => (piece === '' ? '' : shellWord(piece, carried)))
-    .join('"$_p"');
+/** An argument cut at the named folders: literal text, or the index of the folder named there. */
+type Piece = string | number;
+
+/** A folder named in a header: a path ending in `/`, or one that continues an earlier named folder (`base`). */
+interface NamedFolder {
+  base: number | null;
+  text: string;
+}
+
+/** The variables that hold the named folders, in the order they are chosen. */
+const FOLDER_VARS = ['_p', '_q', '_r', '_s'] as const;
+
+/** `pieces` with each occurrence of `folder` (named `index`) cut out and named. */
+function cutAt(pieces: readonly Piece[], folder: NamedFolder, index: number): Piece[] {
+  const out: Piece[] = [];
+  for (const [k, piece] of pieces.entries()) {
+    if (typeof piece === 'number') {
+      out.push(piece);
+      continue;
+    }
+    let text = piece;
+    if (folder.base !== null && pieces[k - 1] === folder.base && text.startsWith(folder.text)) {
+      out[out.length - 1] = index;
+      text = text.slice(folder.text.length);
+    }
+    if (folder.base === null && text.includes(folder.text)) {
+      for (const [i, part] of text.split(folder.text).entries()) {
+        if (i > 0) out.push(index);
+        if (part !== '') out.push(part);
+      }
+    } else if (text !== '') {
+      out.push(text);
+    }
+  }
+  return out;
+}
+
+/** One sh word from an argument's pieces, each named folder as `"$_x"` (which holds it). */
+function wordOfPieces(pieces: readonly Piece[], carried: boolean): string {
+  if (pieces.length === 0) return "''";
+  return pieces.map((piece) => (typeof piece === 'number' ? `"$${FOLDER_VARS[piece]}"` : shellWord(piece, carried))).join('');
+}
+
+/** The statement that names folder `index` (one line unless `keepLineEnds`). */
+function nameFolder(folder: NamedFolder, index: number, keepLineEnds: boolean): string {
+  const name = FOLDER_VARS[index]!;
+  return folder.base === null ? assign(name, folder.text, keepLineEnds) : `${name}="$${FOLDER_VARS[folder.base]}"${shellWord(folder.text, keepLineEnds)}`;
 }
 
 /** Shortest folder path worth naming once in a header. */
 const SHARED_FOLDER_MIN = 16;
 
 /**
- * The folder path (ending in `/`) whose naming once as `_p` shortens the header most, or null
- * when none does: session files, their ledger entries and checks name the same long folder over
- * and over (grok's sixteen files, each under a percent-encoded copy of the repo's path).
- * Candidates start where an absolute path starts in an argument and end at one of its slashes;
- * each is counted where paths start (one pass), and only the likeliest is tried in full.
+ * The folder that occurs most profitably in the literal pieces, or null. Candidates start where
+ * an absolute path starts in a piece, or where a piece continues a named folder, and end at one
+ * of the piece's slashes; each is counted in one pass. Each use saves the folder less `"$_p"`
+ * and a quote pair around it; naming it costs the folder once more.
  */
-function sharedFolder(argv: readonly string[], oneLine: boolean): string | null {
-  const words = argv.filter((a) => !oneLine || !/[\n\r]/.test(a));
-  const seen = new Map<string, number>();
-  for (const arg of words) {
-    for (let i = arg.indexOf('/'); i !== -1; i = arg.indexOf('/', i + 1)) {
-      if (i > 0 && /[^\s"'=:]/.test(arg[i - 1]!)) continue;
-      for (let j = arg.indexOf('/', i + SHARED_FOLDER_MIN - 1); j !== -1; j = arg.indexOf('/', j + 1)) {
-        const folder = arg.slice(i, j + 1);
-        if (/[\n\r]/.test(folder)) break;
-        seen.set(folder, (seen.get(folder) ?? 0) + 1);
+function likeliestFolder(args: readonly (readonly Piece[])[]): NamedFolder | null {
+  const seen = new Map<string, { folder: NamedFolder; n: number }>();
+  const count = (folder: NamedFolder): void => {
+    const key = `${folder.base ?? '-'}\0${folder.text}`;
+    const was = seen.get(key);
+    if (was) was.n++;
+    else seen.set(key, { folder, n: 1 });
+  };
+  for (const pieces of args) {
+    for (const [k, text] of pieces.entries()) {
+      if (typeof text === 'number') continue;
+      const before = pieces[k - 1];
+      if (typeof before === 'number') {
+        for (let j = text.indexOf('/'); j !== -1 && !/[\n\r]/.test(text.slice(0, j)); j = text.indexOf('/', j + 1)) count({ base: before, text: text.slice(0, j + 1) });
+      }
+      for (let i = text.indexOf('/'); i !== -1; i = text.indexOf('/', i + 1)) {
+        if (i > 0 && /[^\s"'=:]/.test(text[i - 1]!)) continue;
+        for (let j = text.indexOf('/', i + SHARED_FOLDER_MIN - 1); j !== -1; j = text.indexOf('/', j + 1)) {
+          const folder = text.slice(i, j + 1);
+          if (/[\n\r]/.test(folder)) break;
+          count({ base: null, text: folder });
+        }
       }
     }
   }
-  // Each use costs `"$_p"` and a quote pair around it; the naming costs the folder once more.
-  let likeliest: string | null = null;
+  let likeliest: NamedFolder | null = null;
   let most = 0;
-  for (const [folder, n] of seen) {
-    const saved = n * (folder.length - 7) - (folder.length + 8);
+  for (const { folder, n } of seen.values()) {
+    const saved = n * (folder.text.length - 7) - (folder.text.length + 8);
     if (saved > most) [likeliest, most] = [folder, saved];
   }
-  if (!likeliest) return null;
-  const cost = (folder: string | null): number =>
-    words.reduce((sum, a) => sum + (folder ? wordNaming(a, folder, !oneLine) : shellWord(a, !oneLine)).length + 1, folder ? assign('_p', folder, !oneLine).length + 2 : 0);
-  return cost(likeliest) < cost(null) ? likeliest : null;
+  return likeliest;
+}
+
+/**
+ * Up to four folders to name once each in a header, chosen one after another while each
+ * shortens it; a later one may continue an earlier one. Session files, their ledger entries and
+ * checks name the same long folders over and over (grok's sixteen files, each under a
+ * percent-encoded copy of the repo's path, for two candidate checkouts). Arguments with a line
+ * end on a one-line header are left whole (they go through a variable of their own).
+ */
+function namedFolders(argv: readonly string[], oneLine: boolean): { folders: NamedFolder[]; pieces: Piece[][] } {
+  const open = (a: string) => !oneLine || !/[\n\r]/.test(a);
+  let pieces: Piece[][] = argv.map((a) => (a === '' ? [] : [a]));
+  const folders: NamedFolder[] = [];
+  const cost = (ps: readonly (readonly Piece[])[], named: readonly NamedFolder[]): number =>
+    ps.reduce((sum, p, i) => sum + (open(argv[i]!) ? wordOfPieces(p, !oneLine).length + 1 : 0), 0) + named.reduce((sum, f, i) => sum + nameFolder(f, i, !oneLine).length + 2, 0);
+  while (folders.length < FOLDER_VARS.length) {
+    const folder = likeliestFolder(pieces.filter((_, i) => open(argv[i]!)));
+    if (!folder) break;
+    const cut = pieces.map((p, i) => (open(argv[i]!) ? cutAt(p, folder, folders.length) : p));
+    if (cost(cut, [...folders, folder]) >= cost(pieces, folders)) break;
+    pieces = cut;
+    folders.push(folder);
+  }
+  return { folders, pieces };
 }
 
 /** printf format that reproduces `value`'s bytes exactly (see printfOctalBytes). */
@@ -198,17 +269,17 @@ export function buildHeader(spec: HeaderSpec, opts: { oneLine?: boolean } = {}):
   // Arguments on one line go as single-quoted words, several to a `set`; one with a line end
   // goes through a variable (assign). A folder that several arguments repeat is named once.
   for (const arg of spec.argv) assertNoNul(arg, 'An argument');
-  const folder = sharedFolder(spec.argv, oneLine);
-  if (folder) parts.push(assign('_p', folder, !oneLine));
+  const { folders, pieces } = namedFolders(spec.argv, oneLine);
+  for (const [i, folder] of folders.entries()) parts.push(nameFolder(folder, i, !oneLine));
   parts.push('set --');
   let words: string[] = [];
   const setWords = (): void => {
     if (words.length > 0) parts.push(`set -- "$@" ${words.join(' ')}`);
     words = [];
   };
-  for (const arg of spec.argv) {
+  for (const [i, arg] of spec.argv.entries()) {
     if (!oneLine || !/[\n\r]/.test(arg)) {
-      words.push(folder ? wordNaming(arg, folder, !oneLine) : shellWord(arg, !oneLine));
+      words.push(wordOfPieces(pieces[i]!, !oneLine));
       continue;
     }
     setWords();
@@ -219,7 +290,7 @@ export function buildHeader(spec: HeaderSpec, opts: { oneLine?: boolean } = {}):
     if (!/^[A-Za-z0-9]+$/.test(spec.startMark)) throw new Error('internal: start mark must be alphanumeric');
     parts.push(`printf '%s' ${spec.startMark}`);
   }
-  parts.push('unset _ah _p h; exec "$@"');
+  parts.push(`unset _ah ${FOLDER_VARS.join(' ')} h; exec "$@"`);
   const header = parts.join('; ');
   if (oneLine && (header.includes('\n') || header.includes('\r'))) throw new Error('internal: header must be one line');
   return header;

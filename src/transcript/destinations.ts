@@ -34,10 +34,16 @@ export interface DestinationLook {
   stats: (FileStat | null)[];
 }
 
-/** One round trip: one program inspects the folders while the files are stat'ed. Read-only. */
+/**
+ * One program inspects the folders; then the files in folders that exist are stat'ed (a second
+ * round trip, only then: a session's first arrival asks nothing more, where a stat of each file
+ * cost about 200 bytes up). Read-only.
+ */
 export async function lookAtDestinations(host: Host, root: string, dests: readonly string[]): Promise<DestinationLook> {
   const dirs = [...new Set([root, ...dests.map((f) => path.dirname(f))])];
-  const [states, stats] = await Promise.all([inspectFolders(host, dirs), Promise.all(dests.map((f) => host.stat(f)))]);
+  const states = await inspectFolders(host, dirs);
+  const present = new Set(states.filter((st) => st.missing.length === 0).map((st) => st.dir));
+  const stats = await Promise.all(dests.map((f) => (present.has(path.dirname(f)) ? host.stat(f) : null)));
   return { root, dests, dirs, states, stats };
 }
 

@@ -120,6 +120,34 @@ describe('remote command encoding', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('names several folders that arguments repeat, each once, and gives back every argument', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-folders-'));
+    const base = `${dir}/sessions/%2Fhome%2Fme%2Fcode%2F$(touch ${dir}/c1) '$_q'`;
+    const here = `${base}/01a24a53-7abf/`;
+    const there = `${base}.worktrees%2Ffeature \`$_p\`/01a24a53-7abf/`;
+    const names = ['chat_history.jsonl', 'chat_history.jsonl.lock', 'prompt_context.json', 'summary.json', 'usage.json', 'updates.jsonl'];
+    const args = [`${dir}/left`, ...[here, there].flatMap((folder) => names.flatMap((n) => [`${folder}${n}`, `${n}.json`])), `${here}${there}`, '"$_q"', '$_r'];
+    for (const oneLine of [true, false]) {
+      const spec = { argv: ['sh', '-c', 'printf "%s\\0" "$@"', 'sh', ...args] };
+      const header = buildHeader(spec, { oneLine });
+      expect(header).toContain('_p=');
+      expect(header).toContain('_q=');
+      // Shorter by most of each folder's extra copies.
+      expect(header.length).toBeLessThan(args.join(' ').length - 5 * here.length - 5 * there.length);
+      for (const shell of SHELLS) {
+        const command = execCommandCarrying(header)!;
+        for (const r of [spawnSync(shell, ['-c', command], { cwd: '/' }), spawnSync(shell, ['-c', EXEC_COMMAND], { input: oneLine ? `${header}\n` : '', cwd: '/' })].slice(0, oneLine ? 2 : 1)) {
+          expect(r.stderr.toString()).toBe('');
+          const got = r.stdout.toString('utf8').split('\0');
+          expect(got.pop()).toBe('');
+          expect(got).toEqual(args);
+        }
+      }
+    }
+    expect(fs.readdirSync(dir)).toEqual([]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it('names no folder when that would not shorten the header', () => {
     expect(buildHeader({ argv: ['cat', '/home/someone/a/long/folder/x'] })).not.toContain('_p=');
     expect(buildHeader({ argv: ['cat', '/a/b/', '/a/b/'] })).not.toContain('_p=');
