@@ -81,7 +81,7 @@ async function timedSend(world: World, desk: Desk, link: Link, args: string[], e
 async function traced(world: World, args: string[], env: Record<string, string>): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
   const root = appRoot(world);
   const cli = `import(${JSON.stringify(path.join(root, 'dist', 'src', 'cli.js'))}).then((m) => m.main(process.argv.slice(1)))`;
-  const r = await runAs(world.users.laptop!, [process.execPath, `--import=${path.join(root, 'dist', 'bench', 'trace-hook.js')}`, '-e', cli, ...args], { env: { ...world.fastEnv, ...env }, timeoutMs: 300_000 });
+  const r = await runAs(world.users.laptop!, [process.execPath, `--import=${path.join(root, 'dist', 'bench', 'trace-hook.js')}`, '-e', cli, ...args], { env: { ...world.fastEnv, ...env, ...(process.env.AH_BENCH_TRACE_ARGV ? { AH_BENCH_TRACE_ARGV: process.env.AH_BENCH_TRACE_ARGV } : {}) }, timeoutMs: 300_000 });
   return { code: r.code, json: JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>, stderr: r.stderr };
 }
 

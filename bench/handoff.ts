@@ -8,7 +8,9 @@
 //   npm run bench                                   # 3 runs each, 25 ms each way
 //   AH_BENCH_RUNS=5 AH_BENCH_DELAY_MS=25 node dist/bench/handoff.js   # the figures: 5 runs, 50 ms RTT
 //   AH_BENCH_TRACE=1 …                              # + agent-handoff's host calls per step (runs the
-//                                                   #   compiled modules, not the bundle: slower start-up)
+//                                                   #   compiled modules, not the bundle: slower start-up),
+//                                                   #   a run's line with its argv/stdin/stdout bytes;
+//                                                   #   AH_BENCH_TRACE_ARGV=FILE: each run's argv there
 //   AH_BENCH_PROFILE=/tmp/prof …                    # + a V8 CPU profile of each agent-handoff run
 //   AH_BENCH_AGENT=grok …                           # another kind than pi (grok: a 16-file session);
 //                                                   #   agent-handoff alone (the script moves pi only)
