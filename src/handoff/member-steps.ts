@@ -4,6 +4,7 @@
 import type { HookLook, HookTrustOutcome } from '../../adapters/hook-trust.js';
 import type { Snapshot } from '../git/snapshot.js';
 import { arrivalsDir, recordArrivals, worthAnArrival } from '../transcript/arrivals.js';
+import { askStatus, isBusy, knownIdle } from './idle-check.js';
 import type { CopyRecord } from '../transcript/copy-types.js';
 import { discardBackups, undoCopy } from '../transcript/copy.js';
 import { destinationUnder, lookAtDestinations, type DestinationLook } from '../transcript/destinations.js';
@@ -281,10 +282,12 @@ export async function waitIdle(m: Member, sides: Sides): Promise<void> {
   const { plan } = m;
   const { agent, opts } = plan;
   if (!opts.wait && !plan.adapter.quit.mustBeIdle) return;
+  // Asked as the plan's look went out, moments ago: herdr is not asked again while that stands.
+  if (knownIdle(plan.statusBeforeQuit, Date.now())) return;
   await m.steps.run('wait', `waiting for ${m.label} to be idle`, async () => {
-    const now = (await sides.source.herdr.agentList()).find((a) => a.pane_id === agent.pane_id);
-    if (now && (now.agent_status === 'working' || now.agent_status === 'blocked')) {
-      if (!opts.wait) throw new HandoffError('agent_busy', `The ${plan.kind} agent is ${now.agent_status}; it must be idle before it can be quit.`, { fix: 'Pass --wait.' });
+    const now = await askStatus(sides.source.herdr, agent.pane_id);
+    if (isBusy(now.status)) {
+      if (!opts.wait) throw new HandoffError('agent_busy', `The ${plan.kind} agent is ${now.status}; it must be idle before it can be quit.`, { fix: 'Pass --wait.' });
       await sides.source.herdr.agentWait(agent.pane_id, ['idle', 'done'], opts.waitTimeoutS * 1000);
     }
   });

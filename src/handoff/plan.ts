@@ -2,9 +2,9 @@
 // Read-only on both machines: no refs, no files, no index, no cache. (A snapshot writes git
 // objects that nothing references; git's gc removes them in time.)
 import { adapterFor } from '../../adapters/index.js';
-import { sideCtx, type Adapter, type Placement, type SessionRef, type SideCtx, type UnitEntry } from '../../adapters/adapter.js';
+import { sideCtx } from '../../adapters/adapter.js';
 import { HandoffError } from '../errors.js';
-import type { AgentInfo, ProcessInfo } from '../herdr/schemas.js';
+import type { AgentInfo } from '../herdr/schemas.js';
 import type { IntegrationState } from '../herdr/integration.js';
 import type { HerdrProbe } from '../herdr/probe.js';
 import { SUPPORTED_KINDS, type SupportedKind } from '../result.js';
@@ -13,60 +13,19 @@ import { discoverCheckout, repoRemotes, type DiscoverResult, type DiscoveryLook,
 import { checkDisk, requireSpace } from './disk.js';
 import { guessFromCache, ignoreLook, lookAtTarget, type TargetLook } from './target-look.js';
 import { checkPlacement } from '../git/place.js';
-import type { PlacementPlan } from '../git/placement-decide.js';
-import { readPlacementState, type PlacementReads } from '../git/placement-read.js';
-import { repoLayout, snapshotOf, type HeadLayout, type Snapshot } from '../git/snapshot.js';
+import { readPlacementState } from '../git/placement-read.js';
+import { repoLayout, snapshotOf, type HeadLayout } from '../git/snapshot.js';
 import { findAgent } from './find-agent.js';
 import type { SendOptions } from './options.js';
 import { refuseChangedSessionFiles } from './session-conflicts.js';
 import { destinationUnder } from '../transcript/destinations.js';
-import type { LeftLook } from '../transcript/left-ledger.js';
 import type { Side, Sides } from './sides.js';
 import { agentStartedAt } from './process-age.js';
 import { findSession, unitsOnce } from './find-session.js';
+import { askStatus, type AgentStatusRead } from './idle-check.js';
+import type { Plan } from './plan-data.js';
 
-export interface Plan {
-  id: string;
-  opts: SendOptions;
-  agent: AgentInfo;
-  kind: SupportedKind;
-  adapter: Adapter;
-  /** The agent's foreground process at the source (argv, pid, cwd). */
-  process: ProcessInfo;
-  /** The agent's working directory at the source (realpath). */
-  cwd: string;
-  session: SessionRef;
-  /** How the session was found. */
-  sessionVia: 'herdr' | 'option' | 'handoff' | 'guess';
-  /** herdr's handle at the source (to resume there after a failure). */
-  sourceHandle: string;
-  snapshot: Snapshot;
-  remotes: RemoteOfRepo[];
-  sourceCtx: SideCtx;
-  targetCtx: SideCtx;
-  discovery: DiscoverResult | null;
-  /** Checkouts found on the target other than the chosen one. */
-  otherCheckouts: string[];
-  placement: PlacementPlan;
-  /**
-   * What the placement check read of the target checkout, moments before the quit. Execute places
-   * from it (every change place makes is conditional on what was read, so a target changed since
-   * fails safely) and sends only the objects its refs lack.
-   */
-  placementRead: PlacementReads;
-  /** The agent's cwd on the target (placement worktree + the relative cwd). */
-  targetCwd: string;
-  sessionPlacement: Placement;
-  unit: UnitEntry[];
-  /** What the target's ledger said of the unit's destinations, and their hashes (null with --overwrite: not read). */
-  targetLeft: LeftLook | null;
-  targetHerdr: HerdrProbe;
-  sourceHerdr: HerdrProbe;
-  /** The target's herdr integration for this kind (null: herdr could not say). */
-  targetIntegration: IntegrationState | null;
-  targetAgentCli: string | null;
-  warnings: string[];
-}
+export type { Plan };
 
 function unsupported(kind: string | null | undefined): HandoffError {
   return new HandoffError('unsupported_kind', `The agent is ${kind ? `a ${kind} agent` : 'of a kind herdr could not tell'}, which agent-handoff cannot move.`, {
@@ -173,6 +132,10 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     });
   }
 
+  // Quitting only when idle (codex, --wait): the status asked again as the look goes out.
+  let statusAsked: Promise<AgentStatusRead> | null = null;
+  const askStatusOnce = () => (statusAsked ??= adapter.quit.mustBeIdle || opts.wait ? askStatus(source.herdr, agent.pane_id) : null);
+
   // Everything below depends only on the agent. Three chains at once: the session, the source's
   // repository (layout, snapshot, remotes), and the target's look (once connected and those are known).
   const processChain = (async () => {
@@ -219,6 +182,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     // target's cache and config are read there instead.
     const remembered = searching && remotes[0] ? recallCheckouts(t.host.address, remotes[0].key) : [];
     const likelyBranch = opts.newBranch || !repo ? null : repo.layout.branch;
+    if (!opts.dryRun) askStatusOnce()?.catch(() => undefined);
     return lookAtTarget(t, {
       adapter,
       repo: repo && { remotes, branch: repo.layout.branch },
@@ -313,6 +277,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const targetIntegration = await integrations().then(integrationOf);
   for (const p of new Set([sourceHerdr, targetHerdr])) if (p.version?.warning) warnings.push(p.version.warning);
 
+  const statusBeforeQuit = await (statusAsked as Promise<AgentStatusRead> | null)?.catch(() => null) ?? null;
   const sourceHandle = agent.agent_session?.value ?? (session.kind === 'pi' || session.kind === 'omp' ? session.file : session.id);
   return {
     id,
@@ -341,6 +306,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     sourceHerdr,
     targetIntegration,
     targetAgentCli,
+    statusBeforeQuit,
     warnings,
   };
 }
