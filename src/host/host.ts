@@ -150,6 +150,12 @@ export interface Host {
   /** Whole small file. */
   readFile(path: string): Promise<Buffer>;
   /**
+   * Several small files whole, in one exchange (over ssh one program, not a channel each): each
+   * path that is a regular file of at most `maxEach` bytes, by path. The others (missing, not
+   * regular, larger, unreadable) are left out, for readStream.
+   */
+  readFiles(paths: readonly string[], maxEach: number): Promise<Map<string, Buffer>>;
+  /**
    * A stream that writes `path` (created or truncated, with `opts.mode`). The returned promise
    * `done` settles when all bytes are on the host (after `end()`), rejecting on any error; a
    * failure before the end (a lost connection) also destroys the stream with that error, so a

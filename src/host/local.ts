@@ -1,5 +1,5 @@
 // LocalHost: the Host contract on this machine (execa + node:fs).
-import { promises as fs } from 'node:fs';
+import { constants as fsConstants, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
@@ -115,6 +115,27 @@ export class LocalHost implements Host {
     return fs.readFile(p).catch((err: unknown) => {
       throw isErrno(err, 'ENOENT') ? notFound(p, err) : err;
     });
+  }
+
+  async readFiles(paths: readonly string[], maxEach: number): Promise<Map<string, Buffer>> {
+    const read = await Promise.all(
+      paths.map(async (p): Promise<Buffer | null> => {
+        // Non-blocking: a fifo where a file was expected must not hold the open.
+        const handle = await fs.open(p, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK).catch(() => null);
+        if (!handle) return null;
+        try {
+          const st = await handle.stat();
+          if (!st.isFile() || st.size > maxEach) return null;
+          const bytes = await handle.readFile();
+          return bytes.length <= maxEach ? bytes : null;
+        } catch {
+          return null;
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
+    return new Map(paths.flatMap((p, i) => (read[i] ? [[p, read[i]] as const] : [])));
   }
 
   async writeStream(p: string, opts: WriteOptions = {}): Promise<{ stream: Writable; done: Promise<void> }> {

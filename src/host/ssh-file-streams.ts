@@ -5,6 +5,7 @@ import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import type { HostError } from '../errors.js';
 import { fileScriptError } from './file-script-error.js';
+import { parseReadFiles, READ_FILES_SCRIPT } from './read-files.js';
 import { GzipBlocks } from './gzip-blocks.js';
 import type { ByteRange, ReadOptions, WriteOptions } from './host.js';
 import { StartMarkFilter } from './remote-command.js';
@@ -109,6 +110,18 @@ export class FileStreams {
     const chunks: Buffer[] = [];
     for await (const chunk of await this.readStream(p)) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks);
+  }
+
+  /** One program for them all (read-files.ts); what it cannot frame is left to readStream. */
+  async readFiles(paths: readonly string[], maxEach: number): Promise<Map<string, Buffer>> {
+    if (paths.length === 0) return new Map();
+    const r = await this.exec.script(READ_FILES_SCRIPT, [String(maxEach), this.compressor, ...paths], 'read files');
+    if (r.exitCode !== 0) return new Map();
+    try {
+      return parseReadFiles(r.stdout, paths, maxEach);
+    } catch {
+      return new Map();
+    }
   }
 
   async writeStream(p: string, opts: WriteOptions = {}): Promise<{ stream: Writable; done: Promise<void> }> {

@@ -181,6 +181,10 @@ export class SshHost implements Host {
     return this.files.readFile(p);
   }
 
+  readFiles(paths: readonly string[], maxEach: number): Promise<Map<string, Buffer>> {
+    return this.files.readFiles(paths, maxEach);
+  }
+
   writeStream(p: string, opts: WriteOptions = {}): Promise<{ stream: Writable; done: Promise<void> }> {
     return this.files.writeStream(p, opts);
   }

@@ -42,6 +42,8 @@ export interface CopyRequest {
   looked?: Promise<DestinationLook>;
   /** Told the bytes read from the source as they go (progress). */
   onBytes?: (bytes: number) => void;
+  /** Small source files read together ahead (copyUnit: readAhead); the others are streamed. */
+  readAhead?: Promise<ReadonlyMap<string, Buffer>>;
 }
 
 /** `replaced`: a file as an earlier handoff left it (backup dropped once verified); `overwritten`: forced by `overwrite` (backup kept). */

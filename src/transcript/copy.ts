@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path/posix';
 import { HandoffError } from '../errors.js';
-import type { Host } from '../host/host.js';
+import type { FileStat, Host } from '../host/host.js';
 import { arrivalVerdicts, describeFile, worthAnArrival } from './arrivals.js';
 import type { CopiedFile, CopyAction, CopyEntry, CopyRecord, CopyRequest } from './copy-types.js';
 import { checkFolders, destinationUnder, makeCheckedFolders } from './destinations.js';
@@ -63,16 +63,19 @@ async function leftStatesOf(target: Host, req: CopyRequest, held: readonly strin
   return states;
 }
 
-export async function copyUnit(req: CopyRequest): Promise<CopyRecord> {
-  const { target } = req;
-  const tag = req.tag ?? randomBytes(4).toString('hex');
-  const matcher = req.plan instanceof RewriteMatcher ? req.plan : matcherFor(req.plan);
-  const record: CopyRecord = { targetRoot: req.targetRoot, files: [], createdDirs: [] };
+export async function copyUnit(given: CopyRequest): Promise<CopyRecord> {
+  const { target } = given;
+  const tag = given.tag ?? randomBytes(4).toString('hex');
+  const matcher = given.plan instanceof RewriteMatcher ? given.plan : matcherFor(given.plan);
+  const record: CopyRecord = { targetRoot: given.targetRoot, files: [], createdDirs: [] };
 
   // Validate every destination before writing anything.
-  const dests = req.entries.map((e) => destinationUnder(req.targetRoot, e.dest));
-  const folders = await checkFolders(target, req.targetRoot, dests, record, req.looked);
+  const dests = given.entries.map((e) => destinationUnder(given.targetRoot, e.dest));
+  const folders = await checkFolders(target, given.targetRoot, dests, record, given.looked);
   const existingOf = folders.stats;
+  const ahead = readAhead(given, existingOf);
+  ahead.catch(() => undefined);
+  const req: CopyRequest = { ...given, readAhead: ahead };
   // New files small enough to hold go in one program (file-bundle.ts). When they are the whole
   // unit, that program makes the folders too: one program for a session's first arrival.
   const fresh = req.entries.flatMap((entry, i) => (existingOf[i] === null ? [{ entry, file: dests[i]!, i }] : []));
@@ -211,6 +214,28 @@ export async function verifyCopy(target: Host, record: CopyRecord): Promise<{ ok
     if (st?.type !== 'file' || st.size !== f.size || (await remotePrefixHash(target, f.path, f.size)) !== f.sha256) mismatches.push(f.path);
   }
   return { ok: mismatches.length === 0, mismatches };
+}
+
+/** Most bytes of one file, and of all, read ahead together from the source. */
+const READ_AHEAD_MAX_EACH = 256 * 1024;
+const READ_AHEAD_MAX_TOTAL = 1024 * 1024;
+
+/**
+ * The unit's small files, read from the source together (over ssh one program, where a stream
+ * each cost a channel of its own): those new to the target, and those too small for an arrival
+ * entry (worthAnArrival), which are read whole whatever the target holds. Larger files that
+ * the target may hold part of are streamed as they are needed (a tail, a new first line).
+ */
+function readAhead(req: CopyRequest, existingOf: readonly (FileStat | null)[]): Promise<ReadonlyMap<string, Buffer>> {
+  let total = 0;
+  const paths = req.entries.flatMap((e, i) => {
+    const size = e.size;
+    if (size === undefined || size > READ_AHEAD_MAX_EACH || total + size > READ_AHEAD_MAX_TOTAL) return [];
+    if (existingOf[i] !== null && worthAnArrival(size)) return [];
+    total += size;
+    return [e.source];
+  });
+  return paths.length > 0 ? req.source.readFiles(paths, READ_AHEAD_MAX_EACH) : Promise.resolve(new Map());
 }
 
 /** Put the target back as it was before `copyUnit` (a failed handoff). Safe to call twice. */

@@ -3,7 +3,7 @@
 // checking that what it holds is what the source continues.
 import { createHash } from 'node:crypto';
 import path from 'node:path/posix';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ByteRange } from '../host/host.js';
 import { ContentHasher, type ContentFacts, type Verdict } from './arrivals.js';
@@ -22,7 +22,8 @@ interface SourceSeen {
 /** The (rewritten) bytes of an entry as a stream, how many replacements it made, and the source's own bytes' hash. */
 export async function sourceBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEntry, part?: { range: ByteRange; padFirstLine: boolean }): Promise<{ stream: Readable; counted: () => number; seen: SourceSeen }> {
   // Session files are text: they may cross compressed (the host decides; we see the file's bytes).
-  const raw = await req.source.readStream(e.source, part?.range, { compress: true });
+  const ahead = (await req.readAhead?.catch(() => null))?.get(e.source);
+  const raw = ahead ? bytesIn(ahead, part?.range) : await req.source.readStream(e.source, part?.range, { compress: true });
   const hash = createHash('sha256');
   let size = 0;
   // Every chunk leaves dead buffers at each stage behind it: collected as they go (young-garbage.ts).
@@ -39,6 +40,12 @@ export async function sourceBytes(req: CopyRequest, matcher: RewriteMatcher, e: 
   const rw = createRewriteStream(matcher, { padFirstLine: part ? part.padFirstLine : (e.padFirstLine ?? false) });
   raw.on('error', (err) => rw.destroy(err));
   return { stream: raw.pipe(rw), counted: () => rw.replacements, seen };
+}
+
+/** A file read ahead, as the stream readStream would have given for this range. */
+function bytesIn(bytes: Buffer, range?: ByteRange): Readable {
+  const part = range ? bytes.subarray(range.start, range.length === undefined ? undefined : range.start + range.length) : bytes;
+  return Readable.from(part.length > 0 ? [part] : [], { objectMode: false });
 }
 
 function sourceOf(e: CopyEntry, seen: SourceSeen): NonNullable<CopiedFile['source']> {

@@ -180,6 +180,30 @@ describe.each(implementations)('%s: Host contract', (name, make) => {
     await expectHostError(host.readStream(path.posix.join(dir, 'missing'), undefined, { compress: true }), 'not_found');
   });
 
+  it('readFiles: small regular files whole, in order of nothing; the rest left out', async () => {
+    const at = (n: string) => path.posix.join(dir, 'many', n);
+    await host.mkdirp(path.posix.join(dir, 'many', 'sub'));
+    const files: Record<string, Buffer> = {
+      'a.jsonl': Buffer.from('{"a":1}\n{"b":2}\n'),
+      "it's $(touch x) \n`y`.json": Buffer.from('hostile name\n'),
+      'binary': Buffer.concat([randomBytes(3000), Buffer.from('\n-\n12\n')]),
+      'empty': Buffer.alloc(0),
+      'no newline at the end': Buffer.from('12'),
+      'exactly the most': Buffer.alloc(4096, 0x61),
+    };
+    for (const [n, b] of Object.entries(files)) await host.writeFile(at(n), b);
+    await host.writeFile(at('one too many'), Buffer.alloc(4097, 0x62));
+    expect((await host.run(['mkfifo', at('fifo')])).exitCode).toBe(0);
+    expect((await host.run(['ln', '-s', 'a.jsonl', at('link')])).exitCode).toBe(0);
+    const asked = [...Object.keys(files), 'one too many', 'fifo', 'sub', 'missing', 'link'].map(at);
+    const got = await host.readFiles(asked, 4096);
+    expect([...got.keys()].sort()).toEqual([...Object.keys(files), 'link'].map(at).sort());
+    for (const [n, b] of Object.entries(files)) expect(got.get(at(n))!.equals(b), n).toBe(true);
+    expect(got.get(at('link'))!.equals(files['a.jsonl']!)).toBe(true);
+    expect(await host.readFiles([], 10)).toEqual(new Map());
+    expect((await host.list(path.posix.join(dir, 'many'))).map((e) => e.name)).not.toContain('x');
+  });
+
   it('mkdirOnce: of many callers exactly one makes the folder (private), none makes a missing parent', async () => {
     const lock = path.posix.join(dir, 'lock once');
     const made = await Promise.all(Array.from({ length: 6 }, () => host.mkdirOnce(lock, 0o700)));
