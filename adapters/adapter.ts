@@ -178,29 +178,9 @@ export async function filesIn(host: Host, dir: string, keep: (name: string) => b
   return names.flatMap((p, i) => (stats[i]?.type === 'file' ? [{ path: p, stat: stats[i] }] : []));
 }
 
-/**
- * Every regular file below `dir` (symlinks skipped: a unit never follows them out of the store),
- * in listing order. A folder's files and subfolders are asked side by side (one round trip for
- * all of them over ssh, not one each).
- */
+/** Every regular file below `dir` (symlinks skipped: a unit never follows them out of the store). */
 export async function walkFiles(host: Host, dir: string): Promise<FoundFile[]> {
-  const st = await host.stat(dir);
-  if (st?.type !== 'dir') return [];
-  return walkBelow(host, dir);
-}
-
-async function walkBelow(host: Host, dir: string): Promise<FoundFile[]> {
-  const entries = await listOrEmpty(host, dir);
-  const found = await Promise.all(
-    entries.map(async (e): Promise<FoundFile[]> => {
-      const p = path.join(dir, e.name);
-      if (e.type === 'dir') return walkBelow(host, p);
-      if (e.type !== 'file') return [];
-      const fst = await host.stat(p);
-      return fst?.type === 'file' ? [{ path: p, stat: fst }] : [];
-    }),
-  );
-  return found.flat();
+  return host.walk(dir);
 }
 
 export function entryOf(found: FoundFile, dest: string, verbatim: boolean, extra: Partial<UnitEntry> = {}): UnitEntry {

@@ -56,20 +56,41 @@ export interface AcquireOptions {
   isAlive: (owner: LockOwner) => boolean | null;
 }
 
+/** TAKE_LOCK_PROGRAM's exit when the folder could not be made (it exists, or its parent does not). */
+export const LOCK_NOT_MADE = 3;
+
+/**
+ * $1 the lock's folder, $2 its owner (one JSON line). The folder is made (0700, not its parents:
+ * of many callers exactly one makes it) and the owner written in it, in one program: a lock
+ * over ssh is one round trip. A folder made whose owner cannot be written is removed again.
+ */
+export const TAKE_LOCK_PROGRAM = [
+  'umask 077',
+  `mkdir -m 700 -- "$1" 2>/dev/null || exit ${LOCK_NOT_MADE}`,
+  'printf "%s\n" "$2" >"$1/owner.json" || { rm -f -- "$1/owner.json"; rmdir -- "$1"; exit 1; }',
+].join('\n');
+
+/** The lock's folder made and its owner written (true), or the folder not made (false). */
+async function takeLock(host: Host, dir: string, owner: LockOwner): Promise<boolean> {
+  const r = await host.run(['/bin/sh', '-c', TAKE_LOCK_PROGRAM, 'sh', dir, JSON.stringify(owner)]);
+  if (r.exitCode === LOCK_NOT_MADE) return false;
+  if (r.exitCode !== 0) throw new HandoffError('io_failed', `Could not write the lock ${dir} on ${host.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`, { fix: `Check that ${dir} on ${host.label} is writable.` });
+  return true;
+}
+
 export async function acquireLock(host: Host, opts: AcquireOptions): Promise<HeldLock> {
   const locks = locksDir(opts.stateDir);
   const dir = `${locks}/${lockName(opts.key)}`;
   let tookOver: LockOwner | null = null;
   let tomb: string | null = null;
   for (let attempt = 0; attempt < 3; attempt++) {
-    let made = await host.mkdirOnce(dir, 0o700);
+    let made = await takeLock(host, dir, opts.owner);
     // The locks folder is made once per host: only a failed mkdir pays for looking.
     if (!made && (await host.stat(locks)) === null) {
       await host.mkdirp(locks, 0o700);
-      made = await host.mkdirOnce(dir, 0o700);
+      made = await takeLock(host, dir, opts.owner);
     }
     if (made) {
-      await host.writeFile(`${dir}/owner.json`, JSON.stringify(opts.owner) + '\n', { mode: 0o600 });
       const aside = tomb;
       return {
         dir,

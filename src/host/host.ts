@@ -115,6 +115,12 @@ export interface ByteRange {
   length?: number;
 }
 
+/** A regular file found by Host.walk. */
+export interface WalkedFile {
+  path: string;
+  stat: FileStat;
+}
+
 export interface Host {
   /**
    * True for the machine this process runs on: its panes can be the caller's own, and herdr there
@@ -168,6 +174,11 @@ export interface Host {
   stat(path: string): Promise<FileStat | null>;
   /** Entries of a folder (no '.'/'..'), unsorted. Rejects `not_found` if missing. */
   list(dir: string): Promise<DirEntry[]>;
+  /**
+   * Every regular file below `dir`, with its stat, in no set order; symlinks are neither
+   * followed nor listed. Empty when `dir` is missing or not a folder (a symlink to one included).
+   */
+  walk(dir: string): Promise<WalkedFile[]>;
   /** mkdir -p; `mode` applies to folders it creates. */
   mkdirp(path: string, mode?: number): Promise<void>;
   /**

@@ -6,7 +6,8 @@ import net from 'node:net';
 import { Readable, type Duplex, type Writable } from 'node:stream';
 import { execa } from 'execa';
 import { HostError } from '../errors.js';
-import type { ByteRange, DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResult, WriteOptions } from './host.js';
+import type { ByteRange, DirEntry, FileStat, FileType, Host, HostInfo, RunOptions, RunResult, WalkedFile, WriteOptions } from './host.js';
+import { walkByListing } from './walk.js';
 import { LOGIN_ENV_VARS } from './host.js';
 import { loginPathWithExtras } from './login-path.js';
 
@@ -165,6 +166,10 @@ export class LocalHost implements Host {
       if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return null;
       throw err;
     }
+  }
+
+  walk(dir: string): Promise<WalkedFile[]> {
+    return walkByListing(this, dir);
   }
 
   async list(dir: string): Promise<DirEntry[]> {

@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { SFTPWrapper, Stats } from 'ssh2';
 import { HostError } from '../errors.js';
 import { fileScriptError } from './file-script-error.js';
-import type { DirEntry, FileStat, FileType } from './host.js';
+import type { DirEntry, FileStat, FileType, WalkedFile } from './host.js';
+import { walkByListing, walkedFiles, WALK_NO_STAT, WALK_NOT_A_FOLDER, WALK_SCRIPT } from './walk.js';
 import type { ExecRunner } from './ssh-exec.js';
 import type { SshError } from './ssh-errors.js';
 import type { SshLink } from './ssh-link.js';
@@ -119,6 +120,15 @@ export class SftpMetadata {
     const r = await this.exec.script(LIST_SCRIPT, [dir], 'list');
     if (r.exitCode !== 0) throw fileScriptError(this.link.label, 'Listing', dir, r.stderr, r.exitCode);
     return listedEntries(r.stdout.toString('utf8'));
+  }
+
+  /** One program (walk.ts); a host without `stat` is walked by listing and stat'ing. */
+  async walk(dir: string): Promise<WalkedFile[]> {
+    const r = await this.exec.script(WALK_SCRIPT, [dir], 'walk');
+    if (r.exitCode === 0) return walkedFiles(r.stdout.toString('utf8'));
+    if (r.exitCode === WALK_NOT_A_FOLDER) return [];
+    if (r.exitCode !== WALK_NO_STAT) throw fileScriptError(this.link.label, 'Walking', dir, r.stderr, r.exitCode);
+    return walkByListing(this, dir);
   }
 
   async mkdirp(p: string, mode = 0o700): Promise<void> {

@@ -14,7 +14,7 @@ import type net from 'node:net';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import type { Client } from 'ssh2';
 import { HostError } from '../errors.js';
-import type { ByteRange, DirEntry, FileStat, Host, HostInfo, ReadOptions, RunOptions, RunResult, WriteOptions } from './host.js';
+import type { ByteRange, DirEntry, FileStat, Host, HostInfo, ReadOptions, RunOptions, RunResult, WalkedFile, WriteOptions } from './host.js';
 import { FIND_PROGRAM_FN } from './find-program.js';
 import { authMethodOf, dialChain, type HandshakeOptions, type Hop } from './ssh-connect.js';
 import { hopLabel, namedTarget } from './ssh-errors.js';
@@ -201,6 +201,10 @@ export class SshHost implements Host {
 
   list(dir: string): Promise<DirEntry[]> {
     return this.sftp.list(dir);
+  }
+
+  walk(dir: string): Promise<WalkedFile[]> {
+    return this.sftp.walk(dir);
   }
 
   async mkdirOnce(p: string, mode: number): Promise<boolean> {

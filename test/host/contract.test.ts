@@ -204,6 +204,24 @@ describe.each(implementations)('%s: Host contract', (name, make) => {
     expect((await host.list(path.posix.join(dir, 'many'))).map((e) => e.name)).not.toContain('x');
   });
 
+  it('walk: every regular file below a folder with its stat, links neither followed nor listed', async () => {
+    const top = path.posix.join(dir, 'walked');
+    await host.mkdirp(path.posix.join(top, 'sub dir', '.deep'));
+    await host.writeFile(path.posix.join(top, 'a.jsonl'), 'abc', { mode: 0o640 });
+    await host.writeFile(path.posix.join(top, 'sub dir', '.deep', "it's"), '', { mode: 0o600 });
+    await host.utimes(path.posix.join(top, 'a.jsonl'), 1_700_000_000_000, 1_700_000_000_000);
+    expect((await host.run(['ln', '-s', 'sub dir', path.posix.join(top, 'link')])).exitCode).toBe(0);
+    expect((await host.run(['mkfifo', path.posix.join(top, 'fifo')])).exitCode).toBe(0);
+    const got = (await host.walk(top)).sort((a, b) => (a.path < b.path ? -1 : 1));
+    expect(got).toEqual([
+      { path: path.posix.join(top, 'a.jsonl'), stat: { type: 'file', size: 3, mode: 0o640, mtimeMs: 1_700_000_000_000 } },
+      { path: path.posix.join(top, 'sub dir', '.deep', "it's"), stat: expect.objectContaining({ type: 'file', size: 0, mode: 0o600 }) },
+    ]);
+    expect(await host.walk(path.posix.join(top, 'link'))).toEqual([]);
+    expect(await host.walk(path.posix.join(top, 'missing'))).toEqual([]);
+    expect(await host.walk(path.posix.join(top, 'a.jsonl'))).toEqual([]);
+  });
+
   it('mkdirOnce: of many callers exactly one makes the folder (private), none makes a missing parent', async () => {
     const lock = path.posix.join(dir, 'lock once');
     const made = await Promise.all(Array.from({ length: 6 }, () => host.mkdirOnce(lock, 0o700)));
