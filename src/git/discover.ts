@@ -79,16 +79,22 @@ export interface DiscoverResult {
 const NOTHING_TO_SAVE: Promise<void> = Promise.resolve();
 
 /** Remotes of a repository, with normalised keys ('origin' first). */
-export async function repoRemotes(host: Host, repo: string): Promise<RemoteOfRepo[]> {
-  const r = await git(host, repo, ['config', '-z', '--get-regexp', '^remote\\..*\\.url$'], { okCodes: [1] });
-  const remotes: RemoteOfRepo[] = [];
-  for (const entry of splitNul(r.stdout)) {
+/**
+ * The repository's remotes, origin first. Read from any folder of the checkout (`dir`), so that
+ * it can go beside the read of the checkout's layout: `root` (its top folder, maybe still being
+ * read) is awaited only to resolve a relative local-path remote. Local paths are resolved side by side.
+ */
+export async function repoRemotes(host: Host, dir: string, root: string | Promise<string> = dir): Promise<RemoteOfRepo[]> {
+  const r = await git(host, dir, ['config', '-z', '--get-regexp', '^remote\\..*\\.url$'], { okCodes: [1] });
+  const entries = splitNul(r.stdout).flatMap((entry) => {
     const nl = entry.indexOf('\n');
-    if (nl < 0) continue;
-    const name = entry.slice('remote.'.length, nl - '.url'.length);
-    const url = entry.slice(nl + 1);
-    remotes.push({ name, url, key: await remoteKey(host, repo, url) });
-  }
+    return nl < 0 ? [] : [{ name: entry.slice('remote.'.length, nl - '.url'.length), url: entry.slice(nl + 1) }];
+  });
+  const keyOf = async (url: string) => {
+    const key = normaliseRemote(url);
+    return remoteKey(host, isLocalRemote(key) && !key.startsWith('/') ? await root : dir, url);
+  };
+  const remotes = await Promise.all(entries.map(async (e) => ({ ...e, key: await keyOf(e.url) })));
   return remotes.sort((a, b) => (a.name === 'origin' ? -1 : b.name === 'origin' ? 1 : 0));
 }
 

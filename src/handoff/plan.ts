@@ -156,11 +156,15 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   cwdChain.catch(() => undefined);
   const sourceRepo = (async () => {
     const cwd = await cwdChain;
-    const layout = await repoLayout(source.host, cwd);
+    // The remotes are read beside the layout (from the cwd: the same repository's config).
+    const layingOut = repoLayout(source.host, cwd);
+    const remoting = repoRemotes(source.host, cwd, layingOut.then((l) => l.repoRoot));
+    remoting.catch(() => undefined);
+    const layout = await layingOut;
     // The snapshot (a few local git programs) is made while the target is looked at.
     const snapping = snapshotOf(source.host, layout);
     snapping.catch(() => undefined);
-    return { cwd, layout, snapping, remotes: await repoRemotes(source.host, layout.repoRoot) };
+    return { cwd, layout, snapping, remotes: await remoting };
   })();
   sourceRepo.catch(() => undefined);
   const integrationOf = (states: IntegrationState[]) => states.find((s) => s.target === adapter.integration) ?? null;

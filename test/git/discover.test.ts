@@ -45,6 +45,28 @@ describe('normaliseRemote', () => {
   });
 });
 
+describe('repoRemotes', () => {
+  it('reads from a folder inside the checkout, and resolves a relative local remote from its top, origin first', async () => {
+    const top = path.join(tempDir(), 'top dir');
+    fs.mkdirSync(path.join(top, 'sub', 'deeper'), { recursive: true });
+    const bare = path.join(path.dirname(top), 'bare.git');
+    g(path.dirname(top), 'init', '-q', '--bare', bare);
+    g(top, 'init', '-q');
+    g(top, 'remote', 'add', 'mirror', '../bare.git');
+    g(top, 'remote', 'add', 'origin', 'git@github.com:Owner/Repo.git');
+    g(top, 'remote', 'add', 'abs', bare);
+    let resolveRoot!: (root: string) => void;
+    const root = new Promise<string>((r) => (resolveRoot = r));
+    const reading = repoRemotes(new LocalHost(), path.join(top, 'sub', 'deeper'), root);
+    resolveRoot(top);
+    expect(await reading).toEqual([
+      { name: 'origin', url: 'git@github.com:Owner/Repo.git', key: 'github.com/owner/repo' },
+      { name: 'mirror', url: '../bare.git', key: fs.realpathSync(bare) },
+      { name: 'abs', url: bare, key: fs.realpathSync(bare) },
+    ]);
+  });
+});
+
 describe('rankCheckouts', () => {
   it('puts the checkout with the branch first, then the most recently used', () => {
     const c = (p: string, branch: boolean, used: number) => ({ path: p, worktrees: [], remote: 'r', branchWorktree: branch ? p : null, lastUsedMs: used });
