@@ -78,9 +78,8 @@ export interface DiscoverResult {
 
 const NOTHING_TO_SAVE: Promise<void> = Promise.resolve();
 
-/** Remotes of a repository, with normalised keys ('origin' first). */
 /**
- * The repository's remotes, origin first. Read from any folder of the checkout (`dir`), so that
+ * The repository's remotes with normalised keys, origin first. Read from any folder of the checkout (`dir`), so that
  * it can go beside the read of the checkout's layout: `root` (its top folder, maybe still being
  * read) is awaited only to resolve a relative local-path remote. Local paths are resolved side by side.
  */

@@ -67,7 +67,7 @@ export const LOCK_NOT_MADE = 3;
 export const TAKE_LOCK_PROGRAM = [
   'umask 077',
   `mkdir -m 700 -- "$1" 2>/dev/null || exit ${LOCK_NOT_MADE}`,
-  'printf "%s\n" "$2" >"$1/owner.json" || { rm -f -- "$1/owner.json"; rmdir -- "$1"; exit 1; }',
+  'printf "%s\\n" "$2" >"$1/owner.json" || { rm -f -- "$1/owner.json"; rmdir -- "$1"; exit 1; }',
 ].join('\n');
 
 /** The lock's folder made and its owner written (true), or the folder not made (false). */

@@ -133,8 +133,10 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   }
 
   // Quitting only when idle (codex, --wait): the status asked again as the look goes out.
-  let statusAsked: Promise<AgentStatusRead> | null = null;
-  const askStatusOnce = () => (statusAsked ??= adapter.quit.mustBeIdle || opts.wait ? askStatus(source.herdr, agent.pane_id) : null);
+  const status: { asked: Promise<AgentStatusRead | null> | null } = { asked: null };
+  const askStatusOnce = (): void => {
+    if (!opts.dryRun && (adapter.quit.mustBeIdle || opts.wait)) status.asked ??= askStatus(source.herdr, agent.pane_id).catch(() => null);
+  };
 
   // Everything below depends only on the agent. Three chains at once: the session, the source's
   // repository (layout, snapshot, remotes), and the target's look (once connected and those are known).
@@ -186,7 +188,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     // target's cache and config are read there instead.
     const remembered = searching && remotes[0] ? recallCheckouts(t.host.address, remotes[0].key) : [];
     const likelyBranch = opts.newBranch || !repo ? null : repo.layout.branch;
-    if (!opts.dryRun) askStatusOnce()?.catch(() => undefined);
+    askStatusOnce();
     return lookAtTarget(t, {
       adapter,
       repo: repo && { remotes, branch: repo.layout.branch },
@@ -281,7 +283,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const targetIntegration = await integrations().then(integrationOf);
   for (const p of new Set([sourceHerdr, targetHerdr])) if (p.version?.warning) warnings.push(p.version.warning);
 
-  const statusBeforeQuit = await (statusAsked as Promise<AgentStatusRead> | null)?.catch(() => null) ?? null;
+  const statusBeforeQuit = await status.asked;
   const sourceHandle = agent.agent_session?.value ?? (session.kind === 'pi' || session.kind === 'omp' ? session.file : session.id);
   return {
     id,
