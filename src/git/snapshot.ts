@@ -108,11 +108,16 @@ export async function workingTree(host: Host, layout: Pick<RepoLayout, 'repoRoot
 
 /** The run of a working-tree program, or the error that says why it failed. */
 function treeWritten(host: Host, where: string, index: string, r: RunResult): RunResult {
-  if (r.exitCode === INDEX_COPY_FAILED) {
-    throw new HandoffError('git_failed', `Could not copy the git index ${index} on ${host.label}: ${r.stderr.trim()}`, { fix: 'Check the permissions of the repository folder.' });
-  }
-  if (r.exitCode !== 0) throw gitFailed(host, where, ['add', '-A', '--', ':/'], r);
+  if (r.exitCode !== 0) throw treeFailure(host, where, index, r);
   return r;
+}
+
+/** Why a working-tree program wrote no tree. */
+function treeFailure(host: Host, where: string, index: string, r: RunResult): HandoffError {
+  if (r.exitCode === INDEX_COPY_FAILED) {
+    return new HandoffError('git_failed', `Could not copy the git index ${index} on ${host.label}: ${r.stderr.trim()}`, { fix: 'Check the permissions of the repository folder.' });
+  }
+  return gitFailed(host, where, ['add', '-A', '--', ':/'], r);
 }
 
 const INDEX_COPY_FAILED = 70;
@@ -197,9 +202,45 @@ export function sameWork(a: Snapshot, b: Snapshot): boolean {
   return a.repoRoot === b.repoRoot && a.branch === b.branch && a.head === b.head && a.snapshot === b.snapshot;
 }
 
-/** The snapshot of a checkout whose layout is known (the plan asks the layout first, to start looking on the target sooner). */
+/**
+ * $1 the real index, $2 the temporary one, $3 HEAD, $4 HEAD's tree, $5 the message, then git's
+ * base options: the working tree's id on a line (written as WORKING_TREE_SCRIPT does); when it
+ * is not HEAD's, the snapshot commit's id on the next, then what it changes (diff-tree -z).
+ */
+export const SNAPSHOT_SCRIPT = [
+  'i=$1; t=$2; h=$3; ht=$4; m=$5; shift 5',
+  // The temporary index is the subshell's alone: the commit below is made without it.
+  'tree=$(',
+  ...TREE_FROM_TEMP_INDEX,
+  ') || exit $?',
+  'printf "%s\\n" "$tree"',
+  '[ "$tree" != "$ht" ] || exit 0',
+  'c=$(git "$@" commit-tree --no-gpg-sign -p "$h" -m "$m" "$tree") || exit $?',
+  'printf "%s\\n" "$c"',
+  'exec git "$@" diff-tree -r -z --no-renames --name-status "$h" "$c"',
+].join('\n');
+
+/**
+ * The snapshot of a checkout whose layout is known (the plan asks the layout first, to start
+ * looking on the target sooner): its working tree, and the commit of it when it is not HEAD's,
+ * in one program (one round trip on a remote host).
+ */
 export async function snapshotOf(host: Host, layout: HeadLayout): Promise<Snapshot> {
-  return snapshotWithTree(host, layout, await workingTree(host, layout));
+  const message = snapshotMessage(layout);
+  const argv = ['/bin/sh', '-c', SNAPSHOT_SCRIPT, 'sh', path.posix.join(layout.gitDir, 'index'), tempName(layout.gitDir, 'index'), layout.head, layout.headTree, message, ...GIT_BASE_CONFIG];
+  const r = await host.run(argv, { cwd: layout.repoRoot, env: { ...GIT_BASE_ENV, ...SNAPSHOT_IDENTITY } });
+  const [tree = '', commit = ''] = r.stdout.split('\n', 2);
+  if (!OBJECT_ID.test(tree)) throw treeFailure(host, layout.repoRoot, `in ${layout.gitDir}`, r);
+  if (tree === layout.headTree) return { ...layout, snapshot: null, tree, changedFiles: [], fingerprint: `${layout.head}:${tree}` };
+  if (r.exitCode !== 0 || !OBJECT_ID.test(commit)) throw gitFailed(host, layout.repoRoot, ['commit-tree', '-p', layout.head, tree], r);
+  const changedFiles = parseNameStatus(r.stdout.slice(tree.length + commit.length + 2));
+  return { ...layout, snapshot: commit, tree, changedFiles, fingerprint: `${layout.head}:${tree}` };
+}
+
+const OBJECT_ID = /^[0-9a-f]{40,64}$/;
+
+function snapshotMessage(layout: HeadLayout): string {
+  return `agent-handoff snapshot of ${layout.branch ?? 'detached HEAD'}`;
 }
 
 async function snapshotWithTree(host: Host, layout: HeadLayout, tree: string): Promise<Snapshot> {
@@ -219,11 +260,11 @@ const COMMIT_AND_DIFF_SCRIPT = [
 
 /** The snapshot commit (parent HEAD) and the files it changes: one program. */
 async function commitSnapshot(host: Host, layout: HeadLayout, tree: string): Promise<{ commit: string; changedFiles: ChangedFile[] }> {
-  const message = `agent-handoff snapshot of ${layout.branch ?? 'detached HEAD'}`;
+  const message = snapshotMessage(layout);
   const r = await host.run(['/bin/sh', '-c', COMMIT_AND_DIFF_SCRIPT, 'sh', layout.head, tree, message, ...GIT_BASE_CONFIG], { cwd: layout.repoRoot, env: { ...GIT_BASE_ENV, ...SNAPSHOT_IDENTITY } });
   const nl = r.stdout.indexOf('\n');
   const commit = nl > 0 ? r.stdout.slice(0, nl) : '';
-  if (r.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(commit)) throw gitFailed(host, layout.repoRoot, ['commit-tree', '-p', layout.head, tree], r);
+  if (r.exitCode !== 0 || !OBJECT_ID.test(commit)) throw gitFailed(host, layout.repoRoot, ['commit-tree', '-p', layout.head, tree], r);
   return { commit, changedFiles: parseNameStatus(r.stdout.slice(nl + 1)) };
 }
 
