@@ -68,12 +68,9 @@ async function locate(host: Host, handle: SessionHandle, ctx: SideCtx): Promise<
   }
   const root = configRoot(ctx.env, ctx.home);
   const projects = path.join(root, 'projects');
-  const hits: string[] = [];
-  for (const e of await listOrEmpty(host, projects)) {
-    if (e.type !== 'dir') continue;
-    const p = path.join(projects, e.name, `${id}.jsonl`);
-    if ((await host.stat(p))?.type === 'file') hits.push(p);
-  }
+  // Every project at once: over ssh each stat is a round trip.
+  const candidates = (await listOrEmpty(host, projects)).filter((e) => e.type === 'dir').map((e) => path.join(projects, e.name, `${id}.jsonl`));
+  const hits = (await Promise.all(candidates.map(async (p) => ((await host.stat(p))?.type === 'file' ? [p] : [])))).flat();
   if (hits.length === 0) throw notFound('claude', `with id ${id} under ${projects}`, 'Check the id (`claude --resume` lists sessions), or pass the transcript path with --session.');
   if (hits.length > 1) throw ambiguous('claude', `have the id ${id}`, hits);
   return refFromFile(hits[0]!);
@@ -101,15 +98,16 @@ function placement(ref: SessionRef, target: SideCtx & { cwd: string }): Placemen
 
 async function unit(host: Host, ref: SessionRef, place: Placement): Promise<UnitEntry[]> {
   const rel = (p: string) => relocate(path.relative(ref.configRoot, p), ref.folderRel, place.folderRel);
-  const out: UnitEntry[] = [];
-  const main = await host.stat(ref.file);
+  // The transcript, its sibling `<sid>/` (subagent transcripts and persisted tool results: they
+  // carry paths too) and its file history (the user's file contents at each edit: verbatim,
+  // never rewritten), looked at side by side.
+  const [main, siblings, history] = await Promise.all([host.stat(ref.file), walkFiles(host, path.join(ref.dir, ref.id)), walkFiles(host, path.join(ref.configRoot, 'file-history', ref.id))]);
   if (main?.type !== 'file') throw notFound('claude', `at ${ref.file}`, 'The transcript vanished; check the agent is still where herdr says.');
-  out.push(entryOf({ path: ref.file, stat: main }, rel(ref.file), false));
-  // Sibling `<sid>/`: subagent transcripts and persisted tool results — they carry paths too.
-  for (const f of await walkFiles(host, path.join(ref.dir, ref.id))) out.push(entryOf(f, rel(f.path), false));
-  // File history holds the user's file contents at each edit: verbatim, never rewritten.
-  for (const f of await walkFiles(host, path.join(ref.configRoot, 'file-history', ref.id))) out.push(entryOf(f, path.relative(ref.configRoot, f.path), true));
-  return out;
+  return [
+    entryOf({ path: ref.file, stat: main }, rel(ref.file), false),
+    ...siblings.map((f) => entryOf(f, rel(f.path), false)),
+    ...history.map((f) => entryOf(f, path.relative(ref.configRoot, f.path), true)),
+  ];
 }
 
 export const claude: Adapter = {

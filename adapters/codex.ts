@@ -48,17 +48,13 @@ const pad = (n: number) => String(n).padStart(2, '0');
 
 /** Dated folders (`YYYY/MM/DD`) that exist under `sessions`, newest first. */
 async function datedFolders(host: Host, sessions: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const y of await listOrEmpty(host, sessions)) {
-    if (y.type !== 'dir' || !/^\d{4}$/.test(y.name)) continue;
-    for (const m of await listOrEmpty(host, path.join(sessions, y.name))) {
-      if (m.type !== 'dir' || !/^\d{2}$/.test(m.name)) continue;
-      for (const d of await listOrEmpty(host, path.join(sessions, y.name, m.name))) {
-        if (d.type === 'dir' && /^\d{2}$/.test(d.name)) out.push(`${y.name}/${m.name}/${d.name}`);
-      }
-    }
-  }
-  return out.sort().reverse();
+  // Each level's folders listed side by side: over ssh each listing is a round trip.
+  const below = async (rel: string, pattern: RegExp): Promise<string[]> =>
+    (await listOrEmpty(host, rel ? path.join(sessions, rel) : sessions)).filter((e) => e.type === 'dir' && pattern.test(e.name)).map((e) => (rel ? `${rel}/${e.name}` : e.name));
+  const years = await below('', /^\d{4}$/);
+  const months = (await Promise.all(years.map((y) => below(y, /^\d{2}$/)))).flat();
+  const days = (await Promise.all(months.map((m) => below(m, /^\d{2}$/)))).flat();
+  return days.sort().reverse();
 }
 
 /** The dated folders a UUIDv7 most likely sits in (its timestamp, ±1 day for time zones). */
@@ -75,13 +71,8 @@ function hintedFolders(id: string): string[] {
 
 async function findById(host: Host, sessions: string, id: string): Promise<string[]> {
   const inFolders = async (folders: string[]) => {
-    const hits: string[] = [];
-    for (const f of folders) {
-      for (const e of await listOrEmpty(host, path.join(sessions, f))) {
-        if (e.type === 'file' && ROLLOUT.test(e.name) && idFromFileName(e.name) === id) hits.push(path.join(sessions, f, e.name));
-      }
-    }
-    return hits;
+    const listed = await Promise.all(folders.map(async (f) => (await listOrEmpty(host, path.join(sessions, f))).map((e) => ({ f, e }))));
+    return listed.flat().flatMap(({ f, e }) => (e.type === 'file' && ROLLOUT.test(e.name) && idFromFileName(e.name) === id ? [path.join(sessions, f, e.name)] : []));
   };
   const hinted = await inFolders(hintedFolders(id));
   if (hinted.length > 0) return hinted;
@@ -126,14 +117,11 @@ async function guess(host: Host, input: GuessInput): Promise<SessionRef> {
   // Folders are named after the session start (local time): look from the day before the agent started.
   const since = new Date(input.startedAtMs - 86_400_000);
   const first = `${since.getUTCFullYear()}/${pad(since.getUTCMonth() + 1)}/${pad(since.getUTCDate())}`;
-  const candidates: { path: string; mtimeMs: number }[] = [];
-  for (const folder of await datedFolders(host, sessions)) {
-    if (folder < first) break;
-    for (const f of await filesIn(host, path.join(sessions, folder), (n) => ROLLOUT.test(n))) {
-      if (f.stat.mtimeMs < input.startedAtMs - 2000) continue;
-      if ((await rolloutCwd(host, f.path)) === input.cwd) candidates.push({ path: f.path, mtimeMs: f.stat.mtimeMs });
-    }
-  }
+  // The recent folders, and the rollouts written since the agent started, read side by side.
+  const folders = (await datedFolders(host, sessions)).filter((folder) => folder >= first);
+  const files = (await Promise.all(folders.map((folder) => filesIn(host, path.join(sessions, folder), (n) => ROLLOUT.test(n))))).flat().filter((f) => f.stat.mtimeMs >= input.startedAtMs - 2000);
+  const cwds = await Promise.all(files.map((f) => rolloutCwd(host, f.path)));
+  const candidates = files.flatMap((f, i) => (cwds[i] === input.cwd ? [{ path: f.path, mtimeMs: f.stat.mtimeMs }] : []));
   return refFromFile(pickGuess('codex', input.cwd, candidates, input.startedAtMs).path);
 }
 

@@ -73,12 +73,9 @@ async function locate(host: Host, handle: SessionHandle, ctx: SideCtx): Promise<
   // grok matches a non-UUID against titles, never as an id prefix.
   if (!UUID_RE.test(id)) throw notFound('grok', `with id ${JSON.stringify(handle.value)}`, 'grok resumes only by full session UUID; pass all 36 characters with --session.');
   const sessions = path.join(rootOf(ctx), 'sessions');
-  const hits: string[] = [];
-  for (const g of await listOrEmpty(host, sessions)) {
-    if (g.type !== 'dir') continue;
-    const p = path.join(sessions, g.name, id);
-    if ((await host.stat(p))?.type === 'dir') hits.push(p);
-  }
+  // Every project folder at once: over ssh each stat is a round trip.
+  const candidates = (await listOrEmpty(host, sessions)).filter((g) => g.type === 'dir').map((g) => path.join(sessions, g.name, id));
+  const hits = (await Promise.all(candidates.map(async (p) => ((await host.stat(p))?.type === 'dir' ? [p] : [])))).flat();
   if (hits.length === 0) throw notFound('grok', `with id ${id} under ${sessions}`, 'Check the id, or pass the session folder with --session.');
   if (hits.length > 1) throw ambiguous('grok', `have the id ${id}`, hits);
   return refFromDir(hits[0]!);
@@ -86,13 +83,15 @@ async function locate(host: Host, handle: SessionHandle, ctx: SideCtx): Promise<
 
 async function guess(host: Host, input: GuessInput): Promise<SessionRef> {
   const group = path.join(rootOf(input.ctx), 'sessions', grokFolderName(input.cwd));
-  const candidates: { path: string; mtimeMs: number }[] = [];
-  for (const e of await listOrEmpty(host, group)) {
-    if (e.type !== 'dir' || !UUID_RE.test(e.name)) continue;
-    const dir = path.join(group, e.name);
-    const st = (await host.stat(path.join(dir, 'updates.jsonl'))) ?? (await host.stat(dir));
-    if (st) candidates.push({ path: dir, mtimeMs: st.mtimeMs });
-  }
+  const dirs = (await listOrEmpty(host, group)).filter((e) => e.type === 'dir' && UUID_RE.test(e.name)).map((e) => path.join(group, e.name));
+  const candidates = (
+    await Promise.all(
+      dirs.map(async (dir) => {
+        const st = (await host.stat(path.join(dir, 'updates.jsonl'))) ?? (await host.stat(dir));
+        return st ? [{ path: dir, mtimeMs: st.mtimeMs }] : [];
+      }),
+    )
+  ).flat();
   return refFromDir(pickGuess('grok', input.cwd, candidates, input.startedAtMs).path);
 }
 

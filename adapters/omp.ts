@@ -56,15 +56,16 @@ async function blobRefs(host: Host, file: string): Promise<Set<string>> {
 async function unit(host: Host, ref: SessionRef, place: Placement): Promise<UnitEntry[]> {
   const rel = (p: string) => relocate(path.relative(ref.configRoot, p), ref.folderRel, place.folderRel);
   // Line 1 is a fixed-width title record omp rewrites in place: keep its length.
-  const out: UnitEntry[] = [await mainEntryFor(host, ref, place, { padFirstLine: true })];
-  for (const f of await walkFiles(host, ref.file.replace(/\.jsonl$/, ''))) out.push(entryOf(f, rel(f.path), false));
+  const [main, sidecar, refs] = await Promise.all([mainEntryFor(host, ref, place, { padFirstLine: true }), walkFiles(host, ref.file.replace(/\.jsonl$/, '')), blobRefs(host, ref.file)]);
   // Blobs are images and other user content, addressed by their hash: verbatim.
-  for (const sha of [...(await blobRefs(host, ref.file))].sort()) {
-    const p = path.join(ref.configRoot, 'blobs', sha);
-    const st = await host.stat(p);
-    if (st?.type === 'file') out.push(entryOf({ path: p, stat: st }, path.join('blobs', sha), true));
-  }
-  return out;
+  const blobs = await Promise.all(
+    [...refs].sort().map(async (sha) => {
+      const p = path.join(ref.configRoot, 'blobs', sha);
+      const st = await host.stat(p);
+      return st?.type === 'file' ? [entryOf({ path: p, stat: st }, path.join('blobs', sha), true)] : [];
+    }),
+  );
+  return [main, ...sidecar.map((f) => entryOf(f, rel(f.path), false)), ...blobs.flat()];
 }
 
 export const omp: Adapter = {

@@ -57,14 +57,13 @@ export async function piFamilyLocate(kind: AgentKind, host: Host, handle: Sessio
     throw notFound(kind, `with id ${JSON.stringify(handle.value)}`, 'Pass the session UUID (or at least its first 4 characters) or the file path with --session.');
   }
   const sessions = path.join(root, 'sessions');
-  const hits: string[] = [];
-  for (const d of await listOrEmpty(host, sessions)) {
-    if (d.type !== 'dir') continue;
-    for (const f of await listOrEmpty(host, path.join(sessions, d.name))) {
-      const id = f.type === 'file' && SESSION_FILE.test(f.name) ? idFromFileName(f.name) : null;
-      if (id && id.startsWith(want)) hits.push(path.join(sessions, d.name, f.name));
-    }
-  }
+  // Every project folder listed at once: over ssh each listing is a round trip.
+  const folders = (await listOrEmpty(host, sessions)).filter((d) => d.type === 'dir').map((d) => path.join(sessions, d.name));
+  const listed = await Promise.all(folders.map(async (dir) => (await listOrEmpty(host, dir)).map((f) => ({ dir, f }))));
+  const hits = listed.flat().flatMap(({ dir, f }) => {
+    const id = f.type === 'file' && SESSION_FILE.test(f.name) ? idFromFileName(f.name) : null;
+    return id && id.startsWith(want) ? [path.join(dir, f.name)] : [];
+  });
   if (hits.length === 0) throw notFound(kind, `with an id starting ${want} under ${sessions}`, 'Check the id, or pass the session file path with --session.');
   if (hits.length > 1) throw ambiguous(kind, `have ids starting ${want}`, hits);
   return piFamilyRef(kind, hits[0]!);
