@@ -87,6 +87,19 @@ describe('remote command encoding', () => {
     });
   }
 
+  /** Under every login shell, carried and (one line) on stdin, the header's program prints `args` back, each as it was. */
+  function expectArgsBack(header: string, oneLine: boolean, args: readonly string[]): void {
+    for (const shell of SHELLS) {
+      const command = execCommandCarrying(header)!;
+      for (const r of [spawnSync(shell, ['-c', command], { cwd: '/' }), spawnSync(shell, ['-c', EXEC_COMMAND], { input: oneLine ? `${header}\n` : '', cwd: '/' })].slice(0, oneLine ? 2 : 1)) {
+        expect(r.stderr.toString()).toBe('');
+        const got = r.stdout.toString('utf8').split('\0');
+        expect(got.pop()).toBe('');
+        expect(got).toEqual(args);
+      }
+    }
+  }
+
   it('names a folder that many arguments repeat once, hostile as it may be, and gives back every argument', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ah-folder-'));
     const folder = `${dir}/it's "$_p" \\ %2F!x $(touch ${dir}/c1) \`touch ${dir}/c2\`/sessions/`;
@@ -106,15 +119,7 @@ describe('remote command encoding', () => {
       expect(header).toContain('_p=');
       // Shorter by most of the folder's seven extra copies.
       expect(header.length).toBeLessThan(args.join(' ').length - 6 * folder.length);
-      for (const shell of SHELLS) {
-        const command = execCommandCarrying(header)!;
-        for (const r of [spawnSync(shell, ['-c', command], { cwd: '/' }), spawnSync(shell, ['-c', EXEC_COMMAND], { input: oneLine ? `${header}\n` : '', cwd: '/' })].slice(0, oneLine ? 2 : 1)) {
-          expect(r.stderr.toString()).toBe('');
-          const got = r.stdout.toString('utf8').split('\0');
-          expect(got.pop()).toBe('');
-          expect(got).toEqual(args);
-        }
-      }
+      expectArgsBack(header, oneLine, args);
     }
     expect(fs.readdirSync(dir)).toEqual([]);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -134,15 +139,7 @@ describe('remote command encoding', () => {
       expect(header).toContain('_q=');
       // Shorter by most of each folder's extra copies.
       expect(header.length).toBeLessThan(args.join(' ').length - 5 * here.length - 5 * there.length);
-      for (const shell of SHELLS) {
-        const command = execCommandCarrying(header)!;
-        for (const r of [spawnSync(shell, ['-c', command], { cwd: '/' }), spawnSync(shell, ['-c', EXEC_COMMAND], { input: oneLine ? `${header}\n` : '', cwd: '/' })].slice(0, oneLine ? 2 : 1)) {
-          expect(r.stderr.toString()).toBe('');
-          const got = r.stdout.toString('utf8').split('\0');
-          expect(got.pop()).toBe('');
-          expect(got).toEqual(args);
-        }
-      }
+      expectArgsBack(header, oneLine, args);
     }
     expect(fs.readdirSync(dir)).toEqual([]);
     fs.rmSync(dir, { recursive: true, force: true });

@@ -328,6 +328,19 @@ describe('copyUnit between two hosts', () => {
     // ~3 MB of varied lines naming the repo, as a long transcript does.
     const body = Array.from({ length: 30_000 }, (_, i) => `{"n":${i},"cwd":"/src/repo","text":"${createHash('sha256').update(String(i)).digest('hex')}"}\n`).join('');
 
+    /** Two machines' homes, each a host that counts what is read from it, their state folders and the session file's place on each. */
+    function twoMachines() {
+      const w = world();
+      return {
+        w,
+        laptop: new ReadCounting({ env: { ...process.env, HOME: w.src } }),
+        vega: new ReadCounting({ env: { ...process.env, HOME: w.dst } }),
+        st: { laptop: path.join(w.src, 'state'), vega: path.join(w.dst, 'state') },
+        onLaptop: path.join(w.src, 'agent', 'sessions/s.jsonl'),
+        onVega: path.join(w.dst, 'agent', 'sessions/s.jsonl'),
+      };
+    }
+
     async function move(from: LocalHost, to: LocalHost, e: CopyEntry, root: string, plan: ReturnType<typeof buildRewritePlan>, state: { from: string; to: string }, tag: string) {
       // As a handoff does: the plan looks at the target's ledger, the copy uses what it saw.
       const left = await lookLeft(to, path.join(state.to, 'left'), [path.join(root, e.dest)]);
@@ -343,12 +356,7 @@ describe('copyUnit between two hosts', () => {
       ['appends (pi, claude, codex)', false],
       ['rewrites its first line in place and appends (omp)', true],
     ])('there and back twice, an agent that %s', async (_what, rewritesTitle) => {
-      const w = world();
-      const laptop = new ReadCounting({ env: { ...process.env, HOME: w.src } });
-      const vega = new ReadCounting({ env: { ...process.env, HOME: w.dst } });
-      const st = { laptop: path.join(w.src, 'state'), vega: path.join(w.dst, 'state') };
-      const onLaptop = path.join(w.src, 'agent', 'sessions/s.jsonl');
-      const onVega = path.join(w.dst, 'agent', 'sessions/s.jsonl');
+      const { w, laptop, vega, st, onLaptop, onVega } = twoMachines();
       const entry = (file: string, mtimeMs: number): CopyEntry => ({ source: file, dest: 'sessions/s.jsonl', verbatim: false, padFirstLine: true, mode: 0o600, mtimeMs });
       const turn = (file: string, title: string, text: string) => {
         const now = fs.readFileSync(file, 'utf8');
@@ -390,12 +398,7 @@ describe('copyUnit between two hosts', () => {
     });
 
     it('a file that comes back as it went (nothing written there meanwhile) is unchanged: nothing crosses, nothing is reinstalled', async () => {
-      const w = world();
-      const laptop = new ReadCounting({ env: { ...process.env, HOME: w.src } });
-      const vega = new ReadCounting({ env: { ...process.env, HOME: w.dst } });
-      const st = { laptop: path.join(w.src, 'state'), vega: path.join(w.dst, 'state') };
-      const onLaptop = path.join(w.src, 'agent', 'sessions/s.jsonl');
-      const onVega = path.join(w.dst, 'agent', 'sessions/s.jsonl');
+      const { w, laptop, vega, st, onLaptop, onVega } = twoMachines();
       const entry = (file: string): CopyEntry => ({ source: file, dest: 'sessions/s.jsonl', verbatim: false, mode: 0o600, mtimeMs: MTIME });
       put(onLaptop, title('first') + body);
       const before = fs.readFileSync(onLaptop);
@@ -419,12 +422,7 @@ describe('copyUnit between two hosts', () => {
     });
 
     it('sends the whole file when what arrived is no longer there (the file was cut and rewritten)', async () => {
-      const w = world();
-      const laptop = new ReadCounting({ env: { ...process.env, HOME: w.src } });
-      const vega = new ReadCounting({ env: { ...process.env, HOME: w.dst } });
-      const st = { laptop: path.join(w.src, 'state'), vega: path.join(w.dst, 'state') };
-      const onLaptop = path.join(w.src, 'agent', 'sessions/s.jsonl');
-      const onVega = path.join(w.dst, 'agent', 'sessions/s.jsonl');
+      const { w, laptop, vega, st, onLaptop, onVega } = twoMachines();
       put(onLaptop, title('first') + body);
       await move(laptop, vega, { source: onLaptop, dest: 'sessions/s.jsonl', verbatim: false, mode: 0o600, mtimeMs: MTIME }, path.join(w.dst, 'agent'), there, { from: st.laptop, to: st.vega }, 't1');
       // compacted on vega: a new, shorter file
@@ -436,12 +434,7 @@ describe('copyUnit between two hosts', () => {
     });
 
     it('a file too small for an arrival entry is not asked about where it comes from, and still comes back as a continuation', async () => {
-      const w = world();
-      const laptop = new ReadCounting({ env: { ...process.env, HOME: w.src } });
-      const vega = new ReadCounting({ env: { ...process.env, HOME: w.dst } });
-      const st = { laptop: path.join(w.src, 'state'), vega: path.join(w.dst, 'state') };
-      const onLaptop = path.join(w.src, 'agent', 'sessions/s.jsonl');
-      const onVega = path.join(w.dst, 'agent', 'sessions/s.jsonl');
+      const { w, laptop, vega, st, onLaptop, onVega } = twoMachines();
       const entry = (file: string, mtimeMs: number): CopyEntry => ({ source: file, dest: 'sessions/s.jsonl', verbatim: false, size: fs.statSync(file).size, mode: 0o600, mtimeMs });
       put(onLaptop, title('first') + '{"n":1,"cwd":"/src/repo"}\n');
       await move(laptop, vega, entry(onLaptop, MTIME), path.join(w.dst, 'agent'), there, { from: st.laptop, to: st.vega }, 't1');
