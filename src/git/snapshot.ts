@@ -59,12 +59,24 @@ export interface Snapshot extends RepoLayout {
 /** A checkout's layout with its HEAD: what `rev-parse` tells in one program. */
 export type HeadLayout = RepoLayout & { head: string; headTree: string; branch: string | null };
 
+/**
+ * In the checkout's folder: git's toplevel, git dirs, prefix, HEAD commit, its tree and its
+ * symbolic name, a line each, then the toplevel's physical path (on a failure: what git printed,
+ * and its exit code). One program: one round trip on a remote host.
+ */
+export const LAYOUT_SCRIPT = [
+  "o=$(git rev-parse --show-toplevel --absolute-git-dir --git-common-dir --show-prefix HEAD 'HEAD^{tree}' --symbolic-full-name HEAD); rc=$?",
+  'printf "%s\\n" "$o"',
+  '[ "$rc" -eq 0 ] || exit "$rc"',
+  "nl='",
+  "'",
+  'cd -P -- "${o%%"$nl"*}" && pwd -P',
+].join('\n');
+
 export async function repoLayout(host: Host, cwd: string): Promise<HeadLayout> {
-  // One command for everything: toplevel, git dirs, prefix, HEAD commit, its tree and its symbolic name.
-  const args = ['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir', '--show-prefix', 'HEAD', 'HEAD^{tree}', '--symbolic-full-name', 'HEAD'];
-  const r = await host.run(['git', ...args], { cwd, env: { LC_ALL: 'C', GIT_OPTIONAL_LOCKS: '0' } });
+  const r = await host.run(['/bin/sh', '-c', LAYOUT_SCRIPT], { cwd, env: { LC_ALL: 'C', GIT_OPTIONAL_LOCKS: '0' } });
   const lines = r.stdout.split('\n');
-  const [top, gitDir, common, prefix, head, headTree, symbolic] = lines;
+  const [top, gitDir, common, prefix, head, headTree, symbolic, real] = lines;
   if (r.exitCode !== 0) {
     if (top?.startsWith('/') && /ambiguous argument 'HEAD'|unknown revision/.test(r.stderr)) {
       throw new HandoffError('unborn_head', `The repository at ${top} on ${host.label} has no commit yet, so there is no branch to hand off.`, {
@@ -84,7 +96,7 @@ export async function repoLayout(host: Host, cwd: string): Promise<HeadLayout> {
   const branch = symbolic.startsWith('refs/heads/') ? symbolic.slice('refs/heads/'.length) : null;
   return {
     repoRoot: top,
-    realRoot: await host.realpath(top),
+    realRoot: real?.startsWith('/') ? real : await host.realpath(top),
     gitDir,
     // Relative answers are relative to the cwd git ran in.
     commonDir: path.posix.resolve(cwd, common),
