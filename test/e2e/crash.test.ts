@@ -51,7 +51,9 @@ interface Row {
 const table: Row[] = [];
 const timings: string[] = [];
 
-const STEPS = ['wait', 'quit', 'snapshot', 'transfer', 'place', 'session', 'integration', 'start', 'verify', 'stash'];
+// (No `wait`: an idle agent whose status the plan read beside its look is not asked again, so
+// that step does not run; its boundary would be before:quit's.)
+const STEPS = ['quit', 'snapshot', 'transfer', 'place', 'session', 'integration', 'start', 'verify', 'stash'];
 // `after:X` and `before:<next step>` are the same boundary: nothing runs between them and the
 // journal holds the same events (the before-hook fires ahead of `begin`). So every boundary is
 // `before:<step>`, plus `after:stash` (all done, no outcome written).

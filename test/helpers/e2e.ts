@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { pidAlive } from '../../src/handoff/process-age.js';
+import { pidAlive, processStartId } from '../../src/handoff/process-age.js';
 import { adapterFor } from '../../adapters/index.js';
 import { runAsSync, userEnv, type World, type WorldUser } from '../world/machines.js';
 import { trustHerdrCodexHook } from './codex-hooks.js';
@@ -202,14 +202,17 @@ function claimProject(world: World, name: string): void {
   const dir = path.join(world.dir, 'project-claims');
   fs.mkdirSync(dir, { recursive: true });
   const claim = path.join(dir, name);
+  // `pid start`: the world outlives test runs, and a pid of an earlier run may be another process's now.
   let holder = NaN;
+  let started: string | null = null;
   try {
-    holder = Number(fs.readFileSync(claim, 'utf8'));
+    const [pid, start] = fs.readFileSync(claim, 'utf8').trim().split(' ');
+    [holder, started] = [Number(pid), start ?? null];
   } catch {
     // unclaimed
   }
-  if (Number.isInteger(holder) && holder !== process.pid && pidAlive(holder)) throw new Error(`project ${name} is in use by another test process (${holder}): give this test a project name of its own`);
-  fs.writeFileSync(claim, String(process.pid));
+  if (Number.isInteger(holder) && holder !== process.pid && pidAlive(holder, started)) throw new Error(`project ${name} is in use by another test process (${holder}): give this test a project name of its own`);
+  fs.writeFileSync(claim, `${process.pid} ${processStartId(process.pid) ?? ''}`);
 }
 
 export function makeProject(world: World, name: string): Project {
