@@ -105,7 +105,8 @@ interface VariantRun {
 function oursArgv(world: World, trace: boolean): { argv: string[]; env: Record<string, string> } {
   // The files laptop runs come from the world's app folder (the checkout, or its copy if private).
   const root = appRoot(world);
-  const env = { ...world.fastEnv, ...(trace ? { NODE_OPTIONS: `--import=${path.join(root, 'dist', 'bench', 'trace-hook.js')}` } : {}) };
+  const argvFile = process.env.AH_BENCH_TRACE_ARGV;
+  const env = { ...world.fastEnv, ...(trace ? { NODE_OPTIONS: `--import=${path.join(root, 'dist', 'bench', 'trace-hook.js')}`, ...(argvFile ? { AH_BENCH_TRACE_ARGV: argvFile } : {}) } : {}) };
   // AH_BENCH_PROFILE=<folder>: a V8 CPU profile of each agent-handoff run (open it in Chrome's DevTools).
   const profile = process.env.AH_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.AH_BENCH_PROFILE}`] : [];
   // The trace hook wraps the compiled modules' classes: traced runs load those, not the bundle.
