@@ -1,11 +1,12 @@
 #!/bin/sh
 # Before the test suite: the machine must have what the two-machine test world uses (sshd, tmux,
-# the login shells it tests, iproute2, ps). As root with apt-get, the missing packages are
+# the login shells it tests, iproute2, ps) and busybox, whose sh the sh programs' table tests
+# run under beside dash and bash. As root with apt-get, the missing packages are
 # installed (one line says which); otherwise one line names them and the command that installs
 # them, and the test run stops before any suite starts.
 set -eu
 
-packages='openssh-server openssh-client tmux git iproute2 zsh fish procps'
+packages='openssh-server openssh-client tmux git iproute2 zsh fish procps busybox'
 
 # The file each package provides that the world runs, for machines without dpkg.
 provides() {
