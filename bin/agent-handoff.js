@@ -66,8 +66,7 @@ function sshGFirst(args) {
 function dialFirst(target) {
   let address;
   try {
-    const base = process.env.XDG_CACHE_HOME && path.isAbsolute(process.env.XDG_CACHE_HOME) ? process.env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
-    const memory = JSON.parse(fs.readFileSync(path.join(base, 'agent-handoff', 'dial.json'), 'utf8'));
+    const memory = JSON.parse(fs.readFileSync(path.join(cacheFolder(), 'dial.json'), 'utf8'));
     address = memory?.version === 1 && Object.hasOwn(memory.targets ?? {}, target) ? memory.targets[target] : undefined;
   } catch {
     return undefined;
@@ -106,13 +105,18 @@ function loadBundle(file, command) {
   return module.exports;
 }
 
+/** The launcher's cache folder (its code cache, the dial memory): XDG_CACHE_HOME when absolute, else ~/.cache. */
+function cacheFolder() {
+  const base = process.env.XDG_CACHE_HOME && path.isAbsolute(process.env.XDG_CACHE_HOME) ? process.env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
+  return path.join(base, 'agent-handoff');
+}
+
 function codeCacheFile(bytes, command) {
   try {
-    const base = process.env.XDG_CACHE_HOME && path.isAbsolute(process.env.XDG_CACHE_HOME) ? process.env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
     const key = createHash('sha256').update(bytes).update(`\0${process.version}\0${process.arch}`).digest('hex').slice(0, 32);
     // One per command: each compiles its own part of the bundle.
     const name = /^[a-z][a-z-]{0,19}$/.test(command ?? '') ? command : 'other';
-    return path.join(base, 'agent-handoff', `cli-${key}-${name}.v8`);
+    return path.join(cacheFolder(), `cli-${key}-${name}.v8`);
   } catch {
     return null;
   }

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { branchRef, GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, line, ZERO_OID } from './git.js';
 import { decidePlacement, type PlacementPlan, type PlacementWish } from './placement-decide.js';
 import { commitsOn, gatherPlacementFacts, type CommitOracle } from './placement-facts.js';
-import { isFresh, type PlacementReads } from './placement-read.js';
+import { knownUpstream, type PlacementReads } from './placement-read.js';
 import type { ChangedFile } from './snapshot.js';
 import { cleanupRefs } from './transfer.js';
 import { worktreeHome } from './worktrees.js';
@@ -205,7 +205,8 @@ async function execute(target: Host, plan: PlacementPlan, record: PlacementRecor
 async function upstreamWanted(target: Host, plan: PlacementPlan, read: PlacementReads | null): Promise<boolean> {
   if (!plan.originHasBranch) return false;
   // Read with the rest of the checkout moments ago, when the plan looked at this branch.
-  if (isFresh(read) && read.upstream?.branch === plan.branch) return !read.upstream.set;
+  const known = knownUpstream(read, plan.branch);
+  if (known !== undefined) return !known;
   const current = await git(target, plan.repo, ['config', '--get', `branch.${plan.branch}.merge`], { okCodes: [1] });
   return current.exitCode !== 0;
 }

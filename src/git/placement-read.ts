@@ -29,6 +29,11 @@ export function isFresh(read: PlacementReads | null | undefined, now = Date.now(
 
 const FRESH_READ_MS = 10_000;
 
+/** Whether `branch` tracks something, as a fresh read of it says; undefined when none does (ask then). */
+export function knownUpstream(read: PlacementReads | null | undefined, branch: string): boolean | undefined {
+  return isFresh(read) && read.upstream?.branch === branch ? read.upstream.set : undefined;
+}
+
 /** The target's refs, as placing and sending need them. */
 export interface BranchRefs {
   /** Local branch names. */

@@ -215,6 +215,16 @@ export function sameWork(a: Snapshot, b: Snapshot): boolean {
 }
 
 /**
+ * With $h HEAD, $tree a tree and $m the message (git's base options in "$@"): the commit of the
+ * tree on HEAD, its id on a line, then what it changes (diff-tree -z).
+ */
+const COMMIT_AND_DIFF = [
+  'c=$(git "$@" commit-tree --no-gpg-sign -p "$h" -m "$m" "$tree") || exit $?',
+  'printf "%s\\n" "$c"',
+  'exec git "$@" diff-tree -r -z --no-renames --name-status "$h" "$c"',
+];
+
+/**
  * $1 the real index, $2 the temporary one, $3 HEAD, $4 HEAD's tree, $5 the message, then git's
  * base options: the working tree's id on a line (written as WORKING_TREE_SCRIPT does); when it
  * is not HEAD's, the snapshot commit's id on the next, then what it changes (diff-tree -z).
@@ -227,9 +237,7 @@ export const SNAPSHOT_SCRIPT = [
   ') || exit $?',
   'printf "%s\\n" "$tree"',
   '[ "$tree" != "$ht" ] || exit 0',
-  'c=$(git "$@" commit-tree --no-gpg-sign -p "$h" -m "$m" "$tree") || exit $?',
-  'printf "%s\\n" "$c"',
-  'exec git "$@" diff-tree -r -z --no-renames --name-status "$h" "$c"',
+  ...COMMIT_AND_DIFF,
 ].join('\n');
 
 /**
@@ -241,11 +249,10 @@ export async function snapshotOf(host: Host, layout: HeadLayout): Promise<Snapsh
   const message = snapshotMessage(layout);
   const argv = ['/bin/sh', '-c', SNAPSHOT_SCRIPT, 'sh', path.posix.join(layout.gitDir, 'index'), tempName(layout.gitDir, 'index'), layout.head, layout.headTree, message, ...GIT_BASE_CONFIG];
   const r = await host.run(argv, { cwd: layout.repoRoot, env: { ...GIT_BASE_ENV, ...SNAPSHOT_IDENTITY } });
-  const [tree = '', commit = ''] = r.stdout.split('\n', 2);
+  const [tree = ''] = r.stdout.split('\n', 1);
   if (!OBJECT_ID.test(tree)) throw treeFailure(host, layout.repoRoot, `in ${layout.gitDir}`, r);
   if (tree === layout.headTree) return { ...layout, snapshot: null, tree, changedFiles: [], fingerprint: `${layout.head}:${tree}` };
-  if (r.exitCode !== 0 || !OBJECT_ID.test(commit)) throw gitFailed(host, layout.repoRoot, ['commit-tree', '-p', layout.head, tree], r);
-  const changedFiles = parseNameStatus(r.stdout.slice(tree.length + commit.length + 2));
+  const { commit, changedFiles } = committed(host, layout, tree, r, r.stdout.slice(tree.length + 1));
   return { ...layout, snapshot: commit, tree, changedFiles, fingerprint: `${layout.head}:${tree}` };
 }
 
@@ -262,22 +269,22 @@ async function snapshotWithTree(host: Host, layout: HeadLayout, tree: string): P
   return { ...layout, snapshot: commit, tree, changedFiles, fingerprint: `${layout.head}:${tree}` };
 }
 
-/** $1 HEAD, $2 the tree, $3 the message, then git's base options: the commit's id on a line, then what it changes (diff-tree -z). */
-const COMMIT_AND_DIFF_SCRIPT = [
-  'h=$1; t=$2; m=$3; shift 3',
-  'c=$(git "$@" commit-tree --no-gpg-sign -p "$h" -m "$m" "$t") || exit $?',
-  'printf "%s\\n" "$c"',
-  'exec git "$@" diff-tree -r -z --no-renames --name-status "$h" "$c"',
-].join('\n');
+/** $1 HEAD, $2 the tree, $3 the message, then git's base options: COMMIT_AND_DIFF's answer. */
+const COMMIT_AND_DIFF_SCRIPT = ['h=$1; tree=$2; m=$3; shift 3', ...COMMIT_AND_DIFF].join('\n');
 
 /** The snapshot commit (parent HEAD) and the files it changes: one program. */
 async function commitSnapshot(host: Host, layout: HeadLayout, tree: string): Promise<{ commit: string; changedFiles: ChangedFile[] }> {
   const message = snapshotMessage(layout);
   const r = await host.run(['/bin/sh', '-c', COMMIT_AND_DIFF_SCRIPT, 'sh', layout.head, tree, message, ...GIT_BASE_CONFIG], { cwd: layout.repoRoot, env: { ...GIT_BASE_ENV, ...SNAPSHOT_IDENTITY } });
-  const nl = r.stdout.indexOf('\n');
-  const commit = nl > 0 ? r.stdout.slice(0, nl) : '';
+  return committed(host, layout, tree, r, r.stdout);
+}
+
+/** COMMIT_AND_DIFF's answer (`out`, in the run `r`): the commit and the files it changes, or the error. */
+function committed(host: Host, layout: HeadLayout, tree: string, r: RunResult, out: string): { commit: string; changedFiles: ChangedFile[] } {
+  const nl = out.indexOf('\n');
+  const commit = nl > 0 ? out.slice(0, nl) : '';
   if (r.exitCode !== 0 || !OBJECT_ID.test(commit)) throw gitFailed(host, layout.repoRoot, ['commit-tree', '-p', layout.head, tree], r);
-  return { commit, changedFiles: parseNameStatus(r.stdout.slice(nl + 1)) };
+  return { commit, changedFiles: parseNameStatus(out.slice(nl + 1)) };
 }
 
 /** Files that differ between two commits (renames not detected: one entry per path). */

@@ -9,7 +9,7 @@ import type { Host } from '../host/host.js';
 import { branchRef, git, line } from '../git/git.js';
 import { undoPlacement, type PlacementAction, type PlacementRecord } from '../git/place.js';
 import type { PlacementPlan } from '../git/placement-decide.js';
-import { isFresh, type PlacementReads } from '../git/placement-read.js';
+import { isFresh, knownUpstream, type PlacementReads } from '../git/placement-read.js';
 import { workingTree } from '../git/snapshot.js';
 import { listWorktrees, worktreeHome } from '../git/worktrees.js';
 import { backupName, undoCopy, type CopyRecord } from '../transcript/copy.js';
@@ -63,7 +63,7 @@ export async function placementIntent(target: Host, plan: PlacementPlan, read?: 
   // Whether `<repo>.worktrees` was there is known to a new-worktree plan (read with the repository).
   const fresh = isFresh(read) ? read : null;
   const homeKnown = plan.worktreeHomeExists ?? fresh?.homeExists;
-  const upstreamKnown = fresh?.upstream?.branch === plan.branch ? fresh.upstream.set : undefined;
+  const upstreamKnown = knownUpstream(fresh, plan.branch);
   const [hadUpstream, homeExisted] = await Promise.all([
     upstreamKnown ?? git(target, plan.repo, ['config', '--get', `branch.${plan.branch}.merge`], { okCodes: [1] }).then((r) => r.exitCode === 0),
     homeKnown ?? target.stat(worktreeHome(plan.repo)).then((s) => s !== null),

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import type { FirstFile } from '../git/transfer.js';
 import { stateDir } from './journal.js';
 
 export const IncomingMarker = z.object({
@@ -47,17 +48,12 @@ export function controllerName(host = os.hostname()): string {
   return `${user}@${host}`;
 }
 
-/** Where the marker goes on the target and its text (the transfer writes it before anything else arrives). */
-export interface MarkerWrite {
-  /** The folder it lives in (made private when missing). */
-  dir: string;
-  file: string;
-  /** One line of JSON. */
-  text: string;
-}
-
-/** Written by the controller (this process), so "local" and the controller are this account. */
-export function markerWrite(dir: string, marker: IncomingMarker): MarkerWrite {
+/**
+ * Where the marker goes on the target and its text, one line of JSON (the transfer writes it
+ * before anything else arrives). Written by the controller (this process), so "local" and the
+ * controller are this account.
+ */
+export function markerWrite(dir: string, marker: IncomingMarker): FirstFile {
   const controller = controllerName(marker.controller);
   const named = { ...marker, controller, from: marker.from === 'local' ? controller : marker.from };
   return { dir: `${dir}/incoming`, file: markerPath(dir, marker.id), text: JSON.stringify(IncomingMarker.parse(named)) };

@@ -4,8 +4,7 @@ import { HandoffError } from '../errors.js';
 import { place, undoPlacement, type PlacementRecord } from '../git/place.js';
 import type { PlacementReads } from '../git/placement-read.js';
 import type { Snapshot } from '../git/snapshot.js';
-import { transfer, type TransferResult } from '../git/transfer.js';
-import type { MarkerWrite } from './marker.js';
+import { transfer, type FirstFile, type TransferResult } from '../git/transfer.js';
 import type { PlacementIntent } from './intents.js';
 import { placementIntent } from './intents.js';
 import type { Plan } from './plan.js';
@@ -44,7 +43,7 @@ export async function sendAndPlace(w: WorkMove, s: Snapshot, how: { read?: Place
  * marker, written by the transfer's own program before anything else arrives (else it was written
  * before: waited for).
  */
-export async function sendWork(w: WorkMove, s: Snapshot, marker?: MarkerWrite): Promise<TransferResult> {
+export async function sendWork(w: WorkMove, s: Snapshot, marker?: FirstFile): Promise<TransferResult> {
   const { plan, sides, steps } = w;
   const { source, target } = sides;
   const targetRepo = plan.placement.repo;
