@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LOCK_NOT_MADE, TAKE_LOCK_PROGRAM } from '../../src/handoff/lock.js';
-import { hostileArgs } from '../host/hostile-args.js';
+import { canaryFolder, hostileArgs } from '../host/hostile-args.js';
 import { POSIX_SHELLS } from '../helpers/posix-shells.js';
 import { tempDirs } from '../helpers/temp-dirs.js';
 
@@ -17,8 +17,7 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('TAKE_LOCK_PRO
 
   it('makes the folder and writes the owner, private, hostile names and texts as data; a second take is refused', () => {
     const root = tempDir();
-    const canaries = path.join(root, 'canaries');
-    fs.mkdirSync(canaries);
+    const canaries = canaryFolder(root);
     const locks = path.join(root, 'locks');
     fs.mkdirSync(locks);
     for (const [i, text] of hostileArgs(canaries).entries()) {

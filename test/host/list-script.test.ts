@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { LIST_SCRIPT, listedEntries } from '../../src/host/ssh-sftp.js';
 import { POSIX_SHELLS } from '../helpers/posix-shells.js';
 import { tempDirs } from '../helpers/temp-dirs.js';
-import { hostileArgs } from './hostile-args.js';
+import { canaryFolder, hostileArgs } from './hostile-args.js';
 
 const tempDir = tempDirs('ah-list-script-');
 
@@ -18,8 +18,7 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('LIST_SCRIPT u
 
   it('lists every entry with its own type, hostile names as they are', () => {
     const root = tempDir();
-    const canaries = path.join(root, 'canaries');
-    fs.mkdirSync(canaries);
+    const canaries = canaryFolder(root);
     const dir = path.join(root, 'it\'s a "folder" $(touch x)');
     fs.mkdirSync(dir);
     const hostile = hostileArgs(canaries).map((n) => n.replace(/\//g, '_').slice(0, 200));

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { parseReadFiles, READ_FILES_SCRIPT } from '../../src/host/read-files.js';
 import { POSIX_SHELLS } from '../helpers/posix-shells.js';
 import { tempDirs } from '../helpers/temp-dirs.js';
-import { hostileArgs } from './hostile-args.js';
+import { canaryFolder, hostileFileNames } from './hostile-args.js';
 
 const tempDir = tempDirs('ah-read-files-');
 const MAX = 5000;
@@ -19,11 +19,10 @@ const MAX = 5000;
 describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('READ_FILES_SCRIPT under %s', (_name, shell) => {
   it.each([['plain', ''], ['gzip', 'gzip'], ['a compressor it lacks', 'no-such-zip']])('sends small files whole and leaves the rest out (%s)', (_how, z) => {
     const root = tempDir();
-    const canaries = path.join(root, 'canaries');
-    fs.mkdirSync(canaries);
+    const canaries = canaryFolder(root);
     const dir = path.join(root, "it's a \"folder\" $(touch x)");
     fs.mkdirSync(dir);
-    const names = [...new Set(hostileArgs(canaries).map((n) => n.replace(/\//g, '_').slice(0, 200)))].filter((n) => n !== '' && n !== '.' && n !== '..');
+    const names = hostileFileNames(canaries);
     const want = new Map<string, Buffer>();
     for (const [i, n] of names.entries()) {
       const p = path.join(dir, n);

@@ -11,17 +11,16 @@ import { walkByListing, walkedFiles, WALK_NO_STAT, WALK_NOT_A_FOLDER, WALK_SCRIP
 import type { WalkedFile } from '../../src/host/host.js';
 import { POSIX_SHELLS } from '../helpers/posix-shells.js';
 import { tempDirs } from '../helpers/temp-dirs.js';
-import { hostileArgs } from './hostile-args.js';
+import { canaryFolder, hostileFileNames } from './hostile-args.js';
 
 const tempDir = tempDirs('ah-walk-');
 
 /** A store with hostile names, dot files, nested and empty folders, links and a fifo; its root and canary folder. */
 function store(): { root: string; dir: string; canaries: string } {
   const root = fs.realpathSync(tempDir());
-  const canaries = path.join(root, 'canaries');
-  fs.mkdirSync(canaries);
+  const canaries = canaryFolder(root);
   const dir = path.join(root, "it's a \"store\" $(touch x)");
-  const names = [...new Set(hostileArgs(canaries).map((n) => n.replace(/\//g, '_').slice(0, 200)))].filter((n) => n !== '' && n !== '.' && n !== '..');
+  const names = hostileFileNames(canaries);
   for (const [i, sub] of ['', 'a b', 'a b/.deeper', '..c'].entries()) {
     fs.mkdirSync(path.join(dir, sub), { recursive: true });
     for (const [j, n] of names.entries()) if (j % 4 === i) fs.writeFileSync(path.join(dir, sub, n), 'x'.repeat(j), { mode: j % 2 ? 0o600 : 0o640 });

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LocalHost } from '../../src/host/local.js';
 import { ARRIVAL_VERDICT_PROGRAM, ContentHasher, DESCRIBE_PROGRAM, describeFile, parseVerdicts, recordArrivals, type Arrival } from '../../src/transcript/arrivals.js';
 import { ledgerName, RECORD_LEFT_PROGRAM } from '../../src/transcript/left-ledger.js';
-import { hostileArgs } from '../host/hostile-args.js';
+import { canaryFolder, hostileArgs } from '../host/hostile-args.js';
 import { POSIX_SHELLS, runUnder } from '../helpers/posix-shells.js';
 
 const temps: string[] = [];
@@ -46,8 +46,7 @@ describe('ContentHasher', () => {
 describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('the arrival programs under %s', (_name, shell) => {
   it('tell append, head and none, with hostile paths as data', () => {
     const dir = tempDir();
-    const canaries = path.join(dir, 'canaries');
-    fs.mkdirSync(canaries);
+    const canaries = canaryFolder(dir);
     const store = path.join(dir, 'store');
     fs.mkdirSync(store);
     const names = hostileArgs(canaries).filter((n) => n !== '' && !n.includes('/') && !n.includes('\0') && n !== '.' && n !== '..' && Buffer.byteLength(n) < 200);

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalHost } from '../../src/host/local.js';
 import { isAsLeft, ledgerName, parseLeft, READ_LEFT_PROGRAM, readLeft, RECORD_LEFT_PROGRAM, recordLeft, type LeftFile } from '../../src/transcript/left-ledger.js';
-import { hostileArgs } from '../host/hostile-args.js';
+import { canaryFolder, hostileArgs } from '../host/hostile-args.js';
 import { POSIX_SHELLS, runUnder } from '../helpers/posix-shells.js';
 
 const temps: string[] = [];
@@ -26,8 +26,7 @@ const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex')
 describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('the ledger programs under %s', (_name, shell) => {
   it('record and read hostile paths as data', () => {
     const dir = tempDir();
-    const canaries = path.join(dir, 'canaries');
-    fs.mkdirSync(canaries);
+    const canaries = canaryFolder(dir);
     const store = path.join(dir, 'store');
     fs.mkdirSync(store);
     // Names usable as file names (no NUL, no slash) become session files with those names.
