@@ -352,6 +352,8 @@ export async function runDryRunBench(opts: BenchOptions): Promise<{ wall_ms: num
       const start = await processStartMs(world);
       runs.push({ wall_ms: dry.wall_ms, process_start_ms: start, steps: dry.steps });
       log(`dry run ${i + 1}/${opts.runs}: ${dry.wall_ms} ms (${dry.steps.map((s) => `${s.step} ${s.ms}`).join(', ')}; --version ${start} ms)`);
+      // Traced: each host call by when it began and ended, from the process's start.
+      for (const c of dry.trace ?? []) log(`  ${String(c.end_ms - c.ms).padStart(5)}–${String(c.end_ms).padEnd(5)} ${c.host} ${c.op} ${c.what.slice(0, 110)}`);
     }
   } finally {
     await link.close();

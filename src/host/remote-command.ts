@@ -85,9 +85,10 @@ interface NamedFolder {
 /** The variables that hold the named folders, in the order they are chosen. */
 const FOLDER_VARS = ['_p', '_q', '_r', '_s'] as const;
 
-/** `pieces` with each occurrence of `folder` (named `index`) cut out and named. */
-function cutAt(pieces: readonly Piece[], folder: NamedFolder, index: number): Piece[] {
+/** `pieces` with each occurrence of `folder` (named `index`) cut out and named; `pieces` itself when it has none. */
+function cutAt(pieces: readonly Piece[], folder: NamedFolder, index: number): readonly Piece[] {
   const out: Piece[] = [];
+  let cut = false;
   for (const [k, piece] of pieces.entries()) {
     if (typeof piece === 'number') {
       out.push(piece);
@@ -97,17 +98,19 @@ function cutAt(pieces: readonly Piece[], folder: NamedFolder, index: number): Pi
     if (folder.base !== null && pieces[k - 1] === folder.base && text.startsWith(folder.text)) {
       out[out.length - 1] = index;
       text = text.slice(folder.text.length);
+      cut = true;
     }
     if (folder.base === null && text.includes(folder.text)) {
       for (const [i, part] of text.split(folder.text).entries()) {
         if (i > 0) out.push(index);
         if (part !== '') out.push(part);
       }
+      cut = true;
     } else if (text !== '') {
       out.push(text);
     }
   }
-  return out;
+  return cut ? out : pieces;
 }
 
 /** One sh word from an argument's pieces, each named folder as `"$_x"` (which holds it). */
@@ -170,20 +173,35 @@ function likeliestFolder(args: readonly (readonly Piece[])[]): NamedFolder | nul
  * shortens it; a later one may continue an earlier one. Session files, their ledger entries and
  * checks name the same long folders over and over (grok's sixteen files, each under a
  * percent-encoded copy of the repo's path, for two candidate checkouts). Arguments with a line
- * end on a one-line header are left whole (they go through a variable of their own).
+ * end are left whole: they are programs, not paths (and on a one-line header they go through a
+ * variable of their own). Only the arguments a folder cuts are measured again: the look's header
+ * is built on the critical path, and measuring every program's text for each folder took most
+ * of its 10 ms in a cold process.
  */
-function namedFolders(argv: readonly string[], oneLine: boolean): { folders: NamedFolder[]; pieces: Piece[][] } {
-  const open = (a: string) => !oneLine || !/[\n\r]/.test(a);
-  let pieces: Piece[][] = argv.map((a) => (a === '' ? [] : [a]));
+function namedFolders(argv: readonly string[], oneLine: boolean): { folders: NamedFolder[]; pieces: (readonly Piece[])[] } {
+  const open = argv.map((a) => !/[\n\r]/.test(a));
+  let pieces: (readonly Piece[])[] = argv.map((a) => (a === '' ? [] : [a]));
+  const length = (p: readonly Piece[]): number => wordOfPieces(p, !oneLine).length;
+  let lengths = pieces.map((p, i) => (open[i] ? length(p) : 0));
   const folders: NamedFolder[] = [];
-  const cost = (ps: readonly (readonly Piece[])[], named: readonly NamedFolder[]): number =>
-    ps.reduce((sum, p, i) => sum + (open(argv[i]!) ? wordOfPieces(p, !oneLine).length + 1 : 0), 0) + named.reduce((sum, f, i) => sum + nameFolder(f, i, !oneLine).length + 2, 0);
   while (folders.length < FOLDER_VARS.length) {
-    const folder = likeliestFolder(pieces.filter((_, i) => open(argv[i]!)));
+    const folder = likeliestFolder(pieces.filter((_, i) => open[i]));
     if (!folder) break;
-    const cut = pieces.map((p, i) => (open(argv[i]!) ? cutAt(p, folder, folders.length) : p));
-    if (cost(cut, [...folders, folder]) >= cost(pieces, folders)) break;
-    pieces = cut;
+    // What naming it costs, then what each argument it cuts saves.
+    let change = nameFolder(folder, folders.length, !oneLine).length + 2;
+    const cutPieces = [...pieces];
+    const cutLengths = [...lengths];
+    for (const [i, p] of pieces.entries()) {
+      if (!open[i]) continue;
+      const cut = cutAt(p, folder, folders.length);
+      if (cut === p) continue;
+      cutPieces[i] = cut;
+      cutLengths[i] = length(cut);
+      change += cutLengths[i]! - lengths[i]!;
+    }
+    if (change >= 0) break;
+    pieces = cutPieces;
+    lengths = cutLengths;
     folders.push(folder);
   }
   return { folders, pieces };
@@ -204,16 +222,21 @@ export function printfOctal(value: string): string {
  * and csh (`!`).
  */
 export function printfOctalBytes(bytes: Buffer, opts: { anyShell?: boolean } = {}): string {
-  let out = '';
-  for (let i = 0; i < bytes.length; i++) {
-    const byte = bytes[i]!;
-    if (byte === 0x25) out += '%%';
-    else if (byte === 0x5c && !opts.anyShell) out += '\\\\';
-    else if (byte >= 0x20 && byte < 0x7f && byte !== 0x27 && byte !== 0x5c && !(opts.anyShell && byte === 0x21) && !(i === 0 && byte === 0x2d)) out += String.fromCharCode(byte);
-    else out += `\\${octalEscapeDigits(byte, bytes[i + 1])}`;
-  }
-  return out;
+  // One character per byte, and one regular expression for what needs escaping: a loop over the
+  // bytes cost the look's header (4 KB, escaped several times over) milliseconds in a cold process.
+  const text = bytes.toString('latin1');
+  return text.replace(opts.anyShell ? ESCAPED_ANY_SHELL : ESCAPED, (ch, at: number) => {
+    if (ch === '%') return '%%';
+    if (ch === '\\' && !opts.anyShell) return '\\\\';
+    const next = at + 1 < text.length ? text.charCodeAt(at + 1) : undefined;
+    return `\\${octalEscapeDigits(ch.charCodeAt(0), next)}`;
+  });
 }
+
+/** What printfOctalBytes escapes: a leading dash, the quote, backslash, percent, and every byte outside printable ASCII. */
+const ESCAPED = /^-|[^\x20-\x7e]|[%'\\]/g;
+/** The same, and `!` (csh). */
+const ESCAPED_ANY_SHELL = /^-|[^\x20-\x7e]|[%'\\!]/g;
 
 /**
  * The octal digits of an escape: as few as the value needs (printf reads one to three), all three

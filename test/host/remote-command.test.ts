@@ -145,6 +145,19 @@ describe('remote command encoding', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('leaves an argument with a line end whole (a program), naming the folder only in the others', () => {
+    const folder = '/home/someone/.pi/agent/sessions/--home-someone-code-x--/';
+    const program = `printf "%s\\0" "$@"\n# ${folder}a ${folder}b ${folder}c\n`;
+    const paths = Array.from({ length: 6 }, (_, i) => `${folder}f${i}.jsonl`);
+    for (const oneLine of [true, false]) {
+      const header = buildHeader({ argv: ['sh', '-c', program, 'sh', ...paths] }, { oneLine });
+      expect(header).toContain('_p=');
+      // The program's copies of the folder stay as they were: only the paths use "$_p".
+      if (!oneLine) expect(header).toContain(`# ${folder}a ${folder}b ${folder}c`);
+      expectArgsBack(header, oneLine, paths);
+    }
+  });
+
   it('names no folder when that would not shorten the header', () => {
     expect(buildHeader({ argv: ['cat', '/home/someone/a/long/folder/x'] })).not.toContain('_p=');
     expect(buildHeader({ argv: ['cat', '/a/b/', '/a/b/'] })).not.toContain('_p=');
