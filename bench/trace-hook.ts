@@ -54,10 +54,13 @@ function wrap(proto: Record<string, unknown>, host: string): void {
 function traceRequests(proto: Record<string, unknown>, host: string): void {
   const open = proto.connectSocket as (...a: unknown[]) => Promise<Duplex>;
   proto.connectSocket = async function (this: unknown, ...args: unknown[]) {
+    // A request sent with the connection (its `first`) counts from the call.
+    const first = (args[1] as { first?: string } | undefined)?.first;
+    const called = Date.now();
     const stream = await open.apply(this, args);
     const write = stream.write.bind(stream) as (...a: unknown[]) => boolean;
-    let sent = 0;
-    let method = '';
+    let sent = first ? called : 0;
+    let method = first ? (/"method":"([^"]+)"/.exec(first)?.[1] ?? '?') : '';
     stream.write = ((chunk: unknown, ...rest: unknown[]) => {
       if (!sent) {
         sent = Date.now();

@@ -1,8 +1,21 @@
 // One NDJSON exchange on a connection: herdr answers one request per connection, with one line.
 import type { Duplex } from 'node:stream';
+import type { Host } from '../host/host.js';
 
-/** One NDJSON request and its one-line answer on a socket connection, bounded by `timeoutMs`. */
-export async function socketRequest(connection: Promise<Duplex>, request: string, timeoutMs: number): Promise<string> {
+/**
+ * A new connection to `socket` with `request` sent as it opens (herdr 0.8.2 reads a new
+ * connection at once and, finding nothing, sleeps 100 ms: see Host.connectSocket's `first`).
+ * Give it to socketRequest with `{ sent: true }`.
+ */
+export function connectWithRequest(host: Host, socket: string, request: string): Promise<Duplex> {
+  return host.connectSocket(socket, { first: `${request}\n` });
+}
+
+/**
+ * One NDJSON request and its one-line answer on a socket connection, bounded by `timeoutMs`.
+ * `sent`: the request went with the connection (connectWithRequest); else it is written now.
+ */
+export async function socketRequest(connection: Promise<Duplex>, request: string, timeoutMs: number, opts: { sent?: boolean } = {}): Promise<string> {
   const stream = await connection;
   return new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -22,6 +35,6 @@ export async function socketRequest(connection: Promise<Duplex>, request: string
     });
     stream.on('error', (e: Error) => done(e));
     stream.on('end', () => done(new Error("herdr's socket closed without an answer")));
-    stream.write(`${request}\n`);
+    if (!opts.sent) stream.write(`${request}\n`);
   });
 }

@@ -8,7 +8,7 @@ import type { Host } from '../host/host.js';
 import { ErrorEnvelope, OkResult, PongResult } from './schemas.js';
 import { envelopeError, HerdrError } from './herdr-error.js';
 import { checkHerdrVersion } from './version.js';
-import { socketRequest } from './socket-request.js';
+import { connectWithRequest, socketRequest } from './socket-request.js';
 
 export class HerdrSocket {
   /** The server's API socket, once a probe found a running, compatible server. */
@@ -76,7 +76,8 @@ export class HerdrSocket {
 
   /** The server's version when `socket` answers a ping with a supported one (and requests then use it); else null. */
   async ping(socket: string): Promise<string | null> {
-    const pong = await socketRequest(this.host.connectSocket(socket), this.requestLine('ping', {}), this.socketTimeoutMs)
+    const request = this.requestLine('ping', {});
+    const pong = await socketRequest(connectWithRequest(this.host, socket, request), request, this.socketTimeoutMs, { sent: true })
       .then((line) => PongResult.safeParse(JSON.parse(line)))
       .catch(() => null);
     if (!pong?.success || !checkHerdrVersion(pong.data.result.version).ok) return null;
@@ -102,9 +103,10 @@ export class HerdrSocket {
     try {
       const spare = this.takeSpare(socket, false);
       // A spare the server has closed meanwhile: one retry on a fresh connection.
-      line = await socketRequest(spare ?? this.host.connectSocket(socket), request, timeoutMs).catch((err: unknown) => {
+      const fresh = () => socketRequest(connectWithRequest(this.host, socket, request), request, timeoutMs, { sent: true });
+      line = await (spare ? socketRequest(spare, request, timeoutMs) : fresh()).catch((err: unknown) => {
         if (!spare) throw err;
-        return socketRequest(this.host.connectSocket(socket), request, timeoutMs);
+        return fresh();
       });
     } catch {
       this.socket = null;
@@ -138,7 +140,8 @@ export class HerdrSocket {
   async readAt<S extends z.ZodTypeAny>(socket: string, method: string, params: Record<string, unknown>, schema: S, what: string): Promise<z.infer<S> | null> {
     let line: string;
     try {
-      line = await socketRequest(this.host.connectSocket(socket), this.requestLine(method, params), this.socketTimeoutMs);
+      const request = this.requestLine(method, params);
+      line = await socketRequest(connectWithRequest(this.host, socket, request), request, this.socketTimeoutMs, { sent: true });
     } catch {
       return null;
     }
@@ -156,16 +159,18 @@ export class HerdrSocket {
   async change<S extends z.ZodTypeAny>(method: string, params: Record<string, unknown>, schema: S, what: string): Promise<z.infer<S> | null> {
     const socket = this.socket;
     if (!socket) return null;
-    let connection: Duplex;
+    const request = this.requestLine(method, params);
+    // On a new connection the request goes with its opening: when that fails, nothing was sent.
+    let connection: { stream: Duplex; sent: boolean };
     try {
       const spare = await this.takeSpare(socket, true)?.catch(() => null);
-      connection = spare ?? (await this.host.connectSocket(socket));
+      connection = spare ? { stream: spare, sent: false } : { stream: await connectWithRequest(this.host, socket, request), sent: true };
     } catch {
       return null;
     }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(await socketRequest(Promise.resolve(connection), this.requestLine(method, params), this.socketTimeoutMs));
+      parsed = JSON.parse(await socketRequest(Promise.resolve(connection.stream), request, this.socketTimeoutMs, { sent: connection.sent }));
     } catch (err) {
       throw new HerdrError('herdr_failed', `herdr's ${what} got no answer on its socket: ${err instanceof Error ? err.message : String(err)}`, this.host.label);
     }

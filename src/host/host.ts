@@ -197,9 +197,12 @@ export interface Host {
 
   /**
    * A byte stream to a Unix-domain socket on the host (local: a connection; ssh: an OpenSSH
-   * streamlocal channel on the same connection). Rejects when it cannot be opened.
+   * streamlocal channel on the same connection). Rejects when it cannot be opened. `first`: what
+   * to say first, sent with the connection itself where the host can (on this machine it waits
+   * for the server before the server first reads: see unix-socket.ts; over ssh it follows the
+   * channel's opening).
    */
-  connectSocket(path: string): Promise<Duplex>;
+  connectSocket(path: string, opts?: { first?: string }): Promise<Duplex>;
 
   /** Facts about the host, learned once per connection and cached. */
   info(): Promise<HostInfo>;

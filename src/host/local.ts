@@ -2,7 +2,6 @@
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import net from 'node:net';
 import { Readable, type Duplex, type Writable } from 'node:stream';
 import { execa } from 'execa';
 import { HostError } from '../errors.js';
@@ -10,6 +9,7 @@ import type { ByteRange, DirEntry, FileStat, FileType, Host, HostInfo, RunOption
 import { walkByListing } from './walk.js';
 import { LOGIN_ENV_VARS } from './host.js';
 import { loginPathWithExtras } from './login-path.js';
+import { connectUnixSocket } from './unix-socket.js';
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 120_000;
 
@@ -217,15 +217,8 @@ export class LocalHost implements Host {
     await fs.utimes(p, atimeMs / 1000, mtimeMs / 1000);
   }
 
-  connectSocket(p: string): Promise<Duplex> {
-    return new Promise<Duplex>((resolve, reject) => {
-      const sock = net.connect(p);
-      sock.once('connect', () => {
-        sock.removeListener('error', reject);
-        resolve(sock);
-      });
-      sock.once('error', reject);
-    });
+  connectSocket(p: string, opts: { first?: string } = {}): Promise<Duplex> {
+    return connectUnixSocket(p, opts.first);
   }
 
   info(): Promise<HostInfo> {

@@ -235,8 +235,10 @@ export class SshHost implements Host {
     return this.sftp.utimes(p, atimeMs, mtimeMs);
   }
 
-  connectSocket(p: string): Promise<Duplex> {
-    return this.link.openStreamLocal(p);
+  async connectSocket(p: string, opts: { first?: string } = {}): Promise<Duplex> {
+    const channel = await this.link.openStreamLocal(p);
+    if (opts.first !== undefined) channel.write(opts.first);
+    return channel;
   }
 
   // --- facts -----------------------------------------------------------------------------------

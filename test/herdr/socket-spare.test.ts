@@ -14,9 +14,9 @@ import { startThrowaway, type Throwaway } from './throwaway.js';
 class LinkedHost extends LocalHost {
   override readonly socketsCostARoundTrip = true;
   connections = 0;
-  override connectSocket(p: string): Promise<Duplex> {
+  override connectSocket(p: string, opts?: { first?: string }): Promise<Duplex> {
     this.connections++;
-    return super.connectSocket(p);
+    return super.connectSocket(p, opts);
   }
 }
 
