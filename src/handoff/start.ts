@@ -59,7 +59,7 @@ export interface StartRequest {
   pane: AgentPane;
   /** The agent's name, chosen while its pane was made (it needs a look at the target's agents). */
   name: Promise<string>;
-  /** The pane's screen, read once it was made (herdr's tick is then not waited for at the start). */
+  /** The pane's screen, read once it was made (not asked again at the start). */
   screenBefore?: Promise<string | null>;
   kind: string;
   /** The resume argv without the program (herdr types the kind's executable). */

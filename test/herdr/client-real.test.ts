@@ -83,7 +83,7 @@ describe.each<[Kind]>([['simulator'], ['real']])('herdr client against %s herdr'
 
     const listed = await client.agentList();
     expect(listed.map((a) => [a.name, a.agent, a.pane_id])).toEqual([['rev', 'pi', paneId]]);
-    // Asked beside the quick probe of a new client (herdr serves its socket on a tick): the same list.
+    // Asked beside the quick probe of a new client: the same list.
     const fresh = new HerdrClient(new LocalHost({ env: { ...h.env } }));
     expect((await fresh.agentListBeside(fresh.reach())).map((a) => [a.name, a.pane_id])).toEqual([['rev', paneId]]);
     expect((await client.agentGet('rev')).agent_status).toBe('idle');
