@@ -302,7 +302,7 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
         // The target is verified: it no longer needs the marker (it only points `recover` there
         // to this machine, whose journal finishes the stash should this process die now).
         target.host.remove(markerFile).catch(() => undefined),
-        ...moved.map((m) => finishing(m, started.get(m)!, sides, targetState, placement.worktree, backups)),
+        ...moved.map((m) => finishing(m, started.get(m)!, sides, backups)),
       ]);
       recordShared({ kind: 'stash', stashed: s.stashed, stash: s.stash });
       return s;

@@ -20,7 +20,7 @@ import { agentsAfterPaneReleased, PANE_RELEASE_MS } from './quit.js';
 import { openPane, startAgent, toAgentName, uniqueAgentName, type AgentPane, type StartResult } from './start.js';
 import { checkTargetFiles, verify } from './verify.js';
 import { HandoffError } from '../errors.js';
-import { handleOf, recordStarted, startedDir } from './started-agents.js';
+import { handleOf, recordStarted, startedDir, startedFile } from './started-agents.js';
 import { gone } from './rollback.js';
 
 /** The temp-name tag copySessionUnit gives the session copy (src/handoff/session-copy.ts). */
@@ -204,6 +204,8 @@ export interface Started {
   start: StartResult;
   verified: string[];
   startedMs: number;
+  /** The target's record of which session the agent resumed (see started-agents.ts), written beside the verification. */
+  recorded: Promise<void>;
 }
 
 /**
@@ -256,8 +258,28 @@ export async function startOnTarget(
       timeoutMs: Math.max(30_000, opts.timeoutS * 1000),
     }),
   );
+  // The target is told which session the agent resumed while it is verified (journaled first: a
+  // rollback from here on removes it).
+  const recorded = besides(recordStartedAgent(m, sides, start, { cwd: targetCwd, handle: at.session.sessionPlacement.handle, startedMs }));
   const verified = await m.steps.run('verify', m.says('verifying the target'), async () => verify(plan, sides, start, filesChecked));
-  return { integrationInstalled, hookTrust: hookTrusted, start, verified, startedMs };
+  return { integrationInstalled, hookTrust: hookTrusted, start, verified, startedMs, recorded };
+}
+
+/** The target's record of the agent started (see started-agents.ts); a record that cannot be written costs only the guess it spares. */
+async function recordStartedAgent(m: Member, sides: Sides, start: StartResult, agent: { cwd: string; handle: string; startedMs: number }): Promise<void> {
+  const { plan } = m;
+  const dir = startedDir(hostStateDir(sides.target.info));
+  m.record({ kind: 'started_record', path: startedFile(dir, start.pane), handoff: plan.id });
+  await recordStarted(sides.target.host, dir, {
+    pane: start.pane,
+    workspace: start.workspace,
+    name: start.name,
+    kind: plan.kind,
+    handle: handleOf(plan.kind, agent.handle),
+    cwd: agent.cwd,
+    startedMs: agent.startedMs,
+    handoff: plan.id,
+  }).catch(() => undefined);
 }
 
 /** herdr's integration for a kind, asked in the plan's look; installed (once per kind of a batch) when it is not current. */
@@ -293,31 +315,13 @@ export async function waitIdle(m: Member, sides: Sides): Promise<void> {
   });
 }
 
-/** After its verification: the backups dropped, and the target told which session the agent resumed. */
-export async function finishing(
-  m: Member,
-  s: { started: Started; session: SessionCopied },
-  sides: Sides,
-  targetState: string,
-  worktree: string,
-  backups: Map<Member, string[]>,
-): Promise<void> {
-  const { plan } = m;
+/** After its verification: the backups dropped, and the target's record of the agent written. */
+export async function finishing(m: Member, s: { started: Started; session: SessionCopied }, sides: Sides, backups: Map<Member, string[]>): Promise<void> {
   await Promise.all([
     // Verified: the backups of files replaced as they were left go; forced ones stay.
     discardBackups(sides.target.host, s.session.out).then((kept) => backups.set(m, kept)),
     // Written while the agent started; without it the session's way back sends whole files.
     s.session.arrivalsRecorded.catch(() => undefined),
-    // The target knows from now on which session this agent resumed (see started-agents.ts).
-    recordStarted(sides.target.host, startedDir(targetState), {
-      pane: s.started.start.pane,
-      workspace: s.started.start.workspace,
-      name: s.started.start.name,
-      kind: plan.kind,
-      handle: handleOf(plan.kind, s.session.sessionPlacement.handle),
-      cwd: cwdIn(worktree, plan.snapshot.relativeCwd),
-      startedMs: s.started.startedMs,
-      handoff: plan.id,
-    }).catch(() => undefined),
+    s.started.recorded,
   ]);
 }

@@ -14,6 +14,7 @@ import { agentsAfterPaneReleased, PANE_RELEASE_MS, paneAtShell } from './quit.js
 import { uniqueAgentName } from './start.js';
 import { undoPlacementIntent, undoSessionIntent } from './intents.js';
 import { adapterFor } from '../../adapters/index.js';
+import { forgetStarted } from './started-agents.js';
 
 export interface RollbackSides {
   source: { host: Host; herdr: HerdrClient };
@@ -193,6 +194,9 @@ export async function rollback(sides: RollbackSides, records: HandoffRecord[], o
         break;
       case 'marker':
         await attempt('removed the handoff marker on the target', () => sides.target.host.remove(rec.path));
+        break;
+      case 'started_record':
+        await attempt(`removed the record of the agent started on ${sides.target.host.label}`, () => forgetStarted(sides.target.host, rec.path, rec.handoff));
         break;
       default:
         break;

@@ -28,21 +28,32 @@ export function startedDir(stateDir: string): string {
   return `${stateDir}/started`;
 }
 
-function fileFor(dir: string, pane: string): string {
+/** Where the entry for `pane` is kept under `dir`. */
+export function startedFile(dir: string, pane: string): string {
   return `${dir}/${createHash('sha256').update(pane).digest('hex').slice(0, 32)}.json`;
 }
 
 export async function recordStarted(host: Host, dir: string, agent: StartedAgent): Promise<void> {
-  await writePrivate(host, fileFor(dir, agent.pane), JSON.stringify(StartedAgent.parse(agent)) + '\n', 'the started agent');
+  await writePrivate(host, startedFile(dir, agent.pane), JSON.stringify(StartedAgent.parse(agent)) + '\n', 'the started agent');
+}
+
+/** The entry at `file` removed, when it is still the one handoff `handoff` wrote (a later start in the pane replaced it otherwise). */
+export async function forgetStarted(host: Host, file: string, handoff: string): Promise<void> {
+  if ((await entryAt(host, file))?.handoff === handoff) await host.remove(file);
 }
 
 /** The entry for `pane`, if any parses. */
 export async function readStarted(host: Host, dir: string, pane: string): Promise<StartedAgent | null> {
-  const text = await host.readFile(fileFor(dir, pane)).catch(() => null);
+  const entry = await entryAt(host, startedFile(dir, pane));
+  return entry?.pane === pane ? entry : null;
+}
+
+async function entryAt(host: Host, file: string): Promise<StartedAgent | null> {
+  const text = await host.readFile(file).catch(() => null);
   if (text === null) return null;
   try {
     const parsed = StartedAgent.safeParse(JSON.parse(text.toString('utf8')));
-    return parsed.success && parsed.data.pane === pane ? parsed.data : null;
+    return parsed.success ? parsed.data : null;
   } catch {
     return null;
   }
