@@ -4,7 +4,8 @@
 // herdr 0.8.2 hands each accepted connection to a thread of its own, which reads it at once
 // (non-blocking) and, finding nothing, sleeps 100 ms before it looks again. Node writes what is
 // given before 'connect' only when its event loop comes round, after the server's first look in
-// nearly every run: every local herdr request then took 100 ms instead of 1. A Unix socket's
+// most runs: a local herdr request then took 100 ms instead of 1 (every one in a traced send,
+// about half in a quiet loop). A Unix socket's
 // connect() is done by the time net.connect returns, so the first bytes are written on its
 // descriptor right then. (test/host/unix-socket.test.ts fails if node stops exposing it.)
 import fs from 'node:fs';
