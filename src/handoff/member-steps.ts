@@ -204,7 +204,7 @@ export interface Started {
   start: StartResult;
   verified: string[];
   startedMs: number;
-  /** The target's record of which session the agent resumed (see started-agents.ts), written beside the verification. */
+  /** The target's record of which session the agent resumed (see started-agents.ts), written while it started. */
   recorded: Promise<void>;
 }
 
@@ -246,34 +246,40 @@ export async function startOnTarget(
         )
       : null;
   const startedMs = Date.now();
-  const start = await m.steps.run('start', m.says(`starting ${plan.kind} on ${target.host.label}`), async () =>
-    startAgent(target.herdr, {
-      pane: await at.seat.pane,
-      name: at.seat.name,
+  let recorded: Promise<void> = Promise.resolve();
+  const start = await m.steps.run('start', m.says(`starting ${plan.kind} on ${target.host.label}`), async () => {
+    const pane = await at.seat.pane;
+    const name = await at.seat.name;
+    // The target is told which session the agent resumes while it starts (journaled first: a
+    // rollback from here on removes it).
+    recorded = besides(recordStartedAgent(m, sides, { ...pane, name }, { cwd: targetCwd, handle: at.session.sessionPlacement.handle, startedMs }));
+    return startAgent(target.herdr, {
+      pane,
+      name: Promise.resolve(name),
       screenBefore: at.seat.screenBefore,
       kind: adapter.herdrKind,
       args: adapter.resumeArgv(at.session.sessionPlacement.handle, opts.agentArgs).slice(1),
       trust: opts.trust,
       classify: adapter.classifyScreen,
       timeoutMs: Math.max(30_000, opts.timeoutS * 1000),
-    }),
-  );
-  // The target is told which session the agent resumed while it is verified (journaled first: a
-  // rollback from here on removes it).
-  const recorded = besides(recordStartedAgent(m, sides, start, { cwd: targetCwd, handle: at.session.sessionPlacement.handle, startedMs }));
+    });
+  });
   const verified = await m.steps.run('verify', m.says('verifying the target'), async () => verify(plan, sides, start, filesChecked));
   return { integrationInstalled, hookTrust: hookTrusted, start, verified, startedMs, recorded };
 }
 
-/** The target's record of the agent started (see started-agents.ts); a record that cannot be written costs only the guess it spares. */
-async function recordStartedAgent(m: Member, sides: Sides, start: StartResult, agent: { cwd: string; handle: string; startedMs: number }): Promise<void> {
+/**
+ * The target's record of the agent started (see started-agents.ts), journaled at once, then
+ * written; a record that cannot be written costs only the guess it spares.
+ */
+async function recordStartedAgent(m: Member, sides: Sides, seat: { pane: string; workspace: string; name: string }, agent: { cwd: string; handle: string; startedMs: number }): Promise<void> {
   const { plan } = m;
   const dir = startedDir(hostStateDir(sides.target.info));
-  m.record({ kind: 'started_record', path: startedFile(dir, start.pane), handoff: plan.id });
+  m.record({ kind: 'started_record', path: startedFile(dir, seat.pane), handoff: plan.id });
   await recordStarted(sides.target.host, dir, {
-    pane: start.pane,
-    workspace: start.workspace,
-    name: start.name,
+    pane: seat.pane,
+    workspace: seat.workspace,
+    name: seat.name,
     kind: plan.kind,
     handle: handleOf(plan.kind, agent.handle),
     cwd: agent.cwd,

@@ -54,6 +54,7 @@ if [ -n "$kind" ]; then
       { printf '%s S %s\\n' "$mark" "$rs"; cat "$t/s"; printf '\\n%s .\\n' "$mark"; } || exit 0
       exit 0
     fi
+    sleep "$pause" 2>/dev/null || sleep 1
   done
 fi
 say() {
