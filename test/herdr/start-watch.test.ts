@@ -12,6 +12,7 @@ import { WATCH_START_PROGRAM, WatchParser, watchStart, type StartWatch, type Wat
 import { inOwnPane, watchedRounds, type StartRound, type StartRounds } from '../../src/herdr/start-wait.js';
 import { POSIX_SHELLS } from '../helpers/posix-shells.js';
 import { hostileArgs } from '../host/hostile-args.js';
+import { alive } from '../world/machines.js';
 
 const tmp = tempDirs('ah-watch-');
 
@@ -24,15 +25,6 @@ const agentJson = (status: string, pending: boolean) =>
 const processJson = JSON.stringify({ id: 'cli:pane:process_info', result: { type: 'pane_process_info', process_info: { pane_id: 'w1:p1', shell_pid: 10, foreground_process_group_id: 20, foreground_processes: [] } } });
 const notFound = JSON.stringify({ id: 'cli:agent:get', error: { code: 'agent_not_found', message: 'agent target a not found' } });
 const busy = JSON.stringify({ id: 'cli:agent:start', error: { code: 'agent_pane_busy', message: 'agent target pane w1:p1 is not an available shell' } });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function waitUntil(ok: () => boolean, ms = 5_000): Promise<void> {
   const end = Date.now() + ms;
