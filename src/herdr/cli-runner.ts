@@ -16,11 +16,6 @@ export class HerdrCli {
     private readonly fixedBin: string | undefined,
   ) {}
 
-  /** The host's name, for errors told about it. */
-  get label(): string {
-    return this.host.label;
-  }
-
   /** The herdr binary on the host's login PATH (cached), or null. */
   bin(): Promise<string | null> {
     this.binPromise ??= this.fixedBin ? Promise.resolve(this.fixedBin) : this.host.which('herdr');

@@ -1,13 +1,12 @@
 // Typed herdr 0.8 client over a Host: each call is one herdr request, parsed with zod, its errors
 // surfaced as HerdrError with herdr's own code.
 //
-// On this machine, reads (agent list/get, pane get/process-info/read) and keystrokes
-// (send-text/send-keys) go straight to the server's API socket once a probe found it — the CLI's
-// probe, or a ping where the CLI would look (see socket-path.ts) — and fall back to the CLI on
-// socket trouble: for keystrokes, new workspaces and panes only when nothing was sent. Over ssh
-// they go to the CLI on that host (quicker there: see socket-transport.ts). Agent start goes to
-// the socket here, and over ssh to the CLI in the program that watches the agent (see
-// agentStart); workspace list and close, agent wait, pane run and integrations stay on the CLI.
+// Reads (agent list/get, pane get/process-info/read) and keystrokes (send-text/send-keys) go
+// straight to the server's API socket once a probe found it — the CLI's probe, or a ping where
+// the CLI would look (see socket-path.ts) — and fall back to the CLI on socket trouble: for
+// keystrokes, new workspaces and panes only when nothing was sent. Agent start goes to the socket
+// too (see agentStart); workspace list and close, agent wait, pane run and integrations stay on
+// the CLI.
 import type { Host, RunResult } from '../host/host.js';
 import {
   AgentInfoResult,
@@ -30,7 +29,7 @@ import { HerdrCli } from './cli-runner.js';
 import { HerdrSocket } from './socket-transport.js';
 import { HerdrProber, type HerdrProbe } from './probe.js';
 import { parseIntegrationStatus, type IntegrationState } from './integration.js';
-import { inOwnPane, polledRounds, untilInteractive, watchedRounds, type StartRounds } from './start-wait.js';
+import { polledRounds, untilInteractive, watchedRounds, type StartRounds } from './start-wait.js';
 import { watchStart } from './start-watch.js';
 
 /** The watch's pause between rounds (each round's two herdr calls take some ms more). */
@@ -116,9 +115,9 @@ export class HerdrClient {
   }
 
   /**
-   * The agents, asked at the same moment as `probe` on the socket herdr's CLI would use (on this
-   * machine). The early answer counts only when the probe settled on that very socket; otherwise
-   * (or when it failed, or over ssh) the list is asked as `agentList` would.
+   * The agents, asked at the same moment as `probe` on the socket herdr's CLI would use. The
+   * early answer counts only when the probe settled on that very socket; otherwise (or when it
+   * failed) the list is asked as `agentList` would.
    */
   async agentListBeside(probe: Promise<HerdrProbe>): Promise<AgentInfo[]> {
     const socket = await this.prober.expectedSocket();
@@ -136,50 +135,37 @@ export class HerdrClient {
 
   /**
    * `agent start`, answered once the agent is interactive (herdr's rule: ≥ 3 s), or fails.
-   * Where a request from here costs a round trip (ssh), ONE program on the agent's host starts it
-   * with herdr's CLI and streams herdr's answers about it (start-watch.ts): the start goes out
-   * with the program that follows it. Elsewhere the socket starts it, herdr answers at once
-   * (launch pending) and the polls are ours. Either way the wait is judged here, as herdr's CLI
-   * does it, so an agent that exits at once is known within a poll or two, where the CLI sits out
-   * its whole --timeout when the program was gone before herdr looked. Without either: the CLI.
-   * `screenBefore`: the pane's screen read moments before (while the caller waited for something
-   * else); a blank one says the shell had not drawn yet, and the screen is read now.
+   * Over the socket herdr answers at once (launch pending) and the wait is ours, as herdr's CLI
+   * does it, so an agent that exits at once is known within a poll or two, where the CLI sits
+   * out its whole --timeout when the program was gone before herdr looked. Without the socket:
+   * the CLI. `screenBefore`: the pane's screen read moments before (while the caller waited for
+   * something else); a blank one says the shell had not drawn yet, and the screen is read now.
    */
   async agentStart(name: string, kind: string, pane: string, args: readonly string[], timeoutMs = 30_000, screenBefore?: Promise<string | null>): Promise<{ agent: AgentInfo; argv: string[] }> {
     const params = { name, kind, pane_id: pane, args: [...args], timeout_ms: timeoutMs };
     const early = await screenBefore?.catch(() => null);
     const before = early?.trim() ? early : this.socket.known ? await this.read(pane, { source: 'visible' }).catch(() => null) : null;
-    const bin = this.host.socketsCostARoundTrip ? await this.cli.bin() : null;
-    if (bin) {
-      // What herdr types for the kinds agent-handoff moves: the kind's own name, then the arguments.
-      const argv = [kind, ...args];
-      const watch = watchStart(this.host, this.cli, bin, name, pane, { pauseMs: WATCH_PAUSE_MS, timeoutMs, launch: { kind, timeoutMs, args } });
-      const rounds = inOwnPane(watchedRounds(watch, () => this.launchedThenPolled(params, name, pane)), name, pane, this.host.label);
-      return { agent: await untilInteractive(this, rounds, name, pane, { before, argv }, timeoutMs), argv };
-    }
-    const launched = await this.socket.launch(params, AgentStartedResult);
+    const launched = await this.socket.read('agent.start', params, AgentStartedResult, 'agent start');
     if (launched) {
+      // Once it is ready, its first screen is read and herdr's list asked side by side (start.ts).
+      this.socket.prepareSpares(2);
       const argv = launched.result.argv ?? [kind, ...args];
-      return { agent: await untilInteractive(this, polledRounds(this, name, pane), name, pane, { before, argv }, timeoutMs), argv };
+      return { agent: await untilInteractive(this, await this.startRounds(name, pane, timeoutMs), name, pane, { before, argv }, timeoutMs), argv };
     }
     const r = await this.cli.json(['agent', 'start', name, '--kind', kind, '--pane', pane, '--timeout', String(timeoutMs), '--', ...args], AgentStartedResult, timeoutMs);
     return { agent: r.result.agent, argv: r.result.argv ?? [] };
   }
 
-  /** The start on the socket, then polls: for a host where the watch could not run (it started nothing). */
-  private launchedThenPolled(params: Record<string, unknown>, name: string, pane: string): StartRounds {
-    const polled = polledRounds(this, name, pane);
-    let launching: Promise<void> | null = null;
-    return {
-      next: async (looking) => {
-        launching ??= this.socket.launch(params, AgentStartedResult).then((r) => {
-          if (!r) throw new HerdrError('herdr_failed', "neither herdr's CLI nor its socket could start the agent", this.host.label);
-        });
-        await launching;
-        return polled.next(looking);
-      },
-      stop: () => polled.stop(),
-    };
+  /**
+   * How a launched agent is followed: where a request from here costs a round trip (ssh), by a
+   * watch on its host that streams herdr's answers (one program for the whole start); else by
+   * polls on the socket.
+   */
+  private async startRounds(name: string, pane: string, timeoutMs: number): Promise<StartRounds> {
+    const polled = () => polledRounds(this, name, pane);
+    const bin = this.host.socketsCostARoundTrip ? await this.cli.bin() : null;
+    if (!bin) return polled();
+    return watchedRounds(watchStart(this.host, this.cli, bin, name, pane, { pauseMs: WATCH_PAUSE_MS, timeoutMs }), polled);
   }
 
   async agentWait(target: string, until: readonly AgentStatus[], timeoutMs: number): Promise<AgentInfo> {

@@ -1,15 +1,7 @@
 // The server's API socket as a transport for a client, once a probe or a ping found it. The CLI
-// prints exactly the socket's response line, so the same schemas parse it, and on this machine a
-// request spares a process start. Reads that fail here answer null and the caller runs the CLI;
-// changes are never sent twice.
-//
-// Where a connection costs a round trip (ssh), reads and changes go to herdr's CLI on that host
-// instead: herdr 0.8.2 reads a new connection once as it accepts it and, finding nothing, sleeps
-// 100 ms before it reads again. A streamlocal channel's request follows sshd's connect by at
-// least half a round trip (and one opened ahead waits for herdr's next wake), where the CLI on
-// the host writes its request as it connects: a round trip and a process start, against a round
-// trip and 0–100 ms more. (Agent start goes to the CLI there too, in the program that watches
-// the agent: see HerdrClient.agentStart.)
+// prints exactly the socket's response line, so the same schemas parse it, and a request spares
+// a process start (and, over ssh, a program on the remote side). Reads that fail here answer
+// null and the caller runs the CLI; changes are never sent twice.
 import type { Duplex } from 'node:stream';
 import type { z } from 'zod';
 import type { Host } from '../host/host.js';
@@ -22,6 +14,13 @@ export class HerdrSocket {
   /** The server's API socket, once a probe found a running, compatible server. */
   private socket: string | null = null;
   private requests = 0;
+  /**
+   * Over ssh, connections to the socket opened ahead of the next requests (oldest first; one
+   * unless more were asked for): opening a streamlocal channel is a round trip of its own, so with
+   * a spare ready a request costs one round trip and no remote program at all. (herdr answers one
+   * request per connection.)
+   */
+  private spares: Spare[] = [];
   /** The socket that answered a ping. */
   private pingedSocket: string | null = null;
 
@@ -47,7 +46,32 @@ export class HerdrSocket {
 
   /** The socket a CLI probe named (null: none usable): it is the authority over a pinged one. */
   use(socket: string | null): void {
-    this.socket = socket;
+    if (socket !== this.socket) {
+      this.socket = socket;
+      this.spares = socket && this.host.socketsCostARoundTrip ? [this.openSpare(socket)] : [];
+    }
+  }
+
+  /** Have `count` spares ready, for as many requests about to go side by side. */
+  prepareSpares(count: number): void {
+    const socket = this.socket;
+    if (!socket || !this.host.socketsCostARoundTrip) return;
+    while (this.spares.length < count) this.spares.push(this.openSpare(socket));
+  }
+
+  /**
+   * The oldest spare, replaced by a new one opened ahead when it was the last. `fresh`: only one
+   * opened moments ago (else it is dropped and null returned), for a request that cannot be sent twice.
+   */
+  private takeSpare(socket: string, fresh: boolean): Promise<Duplex> | null {
+    const spare = this.spares.shift();
+    if (this.spares.length === 0 && this.host.socketsCostARoundTrip) this.spares.push(this.openSpare(socket));
+    if (!spare) return null;
+    if (fresh && Date.now() - spare.openedAt > SPARE_FRESH_MS) {
+      spare.connection.then((c) => c.destroy()).catch(() => undefined);
+      return null;
+    }
+    return spare.connection;
   }
 
   /** The server's version when `socket` answers a ping with a supported one (and requests then use it); else null. */
@@ -58,39 +82,35 @@ export class HerdrSocket {
       .catch(() => null);
     if (!pong?.success || !checkHerdrVersion(pong.data.result.version).ok) return null;
     this.pingedSocket = socket;
-    // A CLI probe that finished meanwhile has set it: it is the authority.
-    this.socket ??= socket;
+    // A CLI probe that finished meanwhile has set these: it is the authority.
+    if (!this.socket) {
+      this.socket = socket;
+      if (this.host.socketsCostARoundTrip) this.spares = [this.openSpare(socket)];
+    }
     return pong.data.result.version;
   }
 
   /**
-   * One read on the API socket, its response line parsed like the CLI's output; null when the
-   * socket is unknown or failed, or a connection costs a round trip (the caller then runs the
-   * CLI, which will say what is wrong).
+   * One request on the API socket, its response line parsed like the CLI's output; null when
+   * the socket is unknown or failed (the caller then runs the CLI, which will say what is wrong).
    */
-  read<S extends z.ZodTypeAny>(method: string, params: Record<string, unknown>, schema: S, what: string): Promise<z.infer<S> | null> {
-    return this.host.socketsCostARoundTrip ? Promise.resolve(null) : this.ask(method, params, schema, what);
-  }
-
-  /**
-   * herdr's `agent.start` on the API socket (over ssh too, where the program that watches the
-   * agent could not run), its answer parsed; null when the socket is unknown or failed (the
-   * caller then runs the CLI).
-   */
-  launch<S extends z.ZodTypeAny>(params: Record<string, unknown>, schema: S): Promise<z.infer<S> | null> {
-    return this.ask('agent.start', params, schema, 'agent start');
-  }
-
-  /** One request, its answer parsed; null (and the socket forgotten) when it got no usable answer. */
-  private async ask<S extends z.ZodTypeAny>(method: string, params: Record<string, unknown>, schema: S, what: string): Promise<z.infer<S> | null> {
+  async read<S extends z.ZodTypeAny>(method: string, params: Record<string, unknown>, schema: S, what: string): Promise<z.infer<S> | null> {
     const socket = this.socket;
     if (!socket) return null;
     const request = this.requestLine(method, params);
+    const timeoutMs = this.socketTimeoutMs;
     let line: string;
     try {
-      line = await socketRequest(connectWithRequest(this.host, socket, request), request, this.socketTimeoutMs, { sent: true });
+      const spare = this.takeSpare(socket, false);
+      // A spare the server has closed meanwhile: one retry on a fresh connection.
+      const fresh = () => socketRequest(connectWithRequest(this.host, socket, request), request, timeoutMs, { sent: true });
+      line = await (spare ? socketRequest(spare, request, timeoutMs) : fresh()).catch((err: unknown) => {
+        if (!spare) throw err;
+        return fresh();
+      });
     } catch {
       this.socket = null;
+      this.spares = [];
       return null;
     }
     const answer = this.parsed(line, schema, what);
@@ -115,11 +135,9 @@ export class HerdrSocket {
 
   /**
    * One read on a socket that is not (yet) known to be the server's, on a fresh connection: for a
-   * read sent beside the probe that finds it. Null when nothing answered, or a connection costs a
-   * round trip (see read); herdr's own errors throw.
+   * read sent beside the probe that finds it. Null when nothing answered; herdr's own errors throw.
    */
   async readAt<S extends z.ZodTypeAny>(socket: string, method: string, params: Record<string, unknown>, schema: S, what: string): Promise<z.infer<S> | null> {
-    if (this.host.socketsCostARoundTrip) return null;
     let line: string;
     try {
       const request = this.requestLine(method, params);
@@ -133,23 +151,26 @@ export class HerdrSocket {
   /**
    * A request that changes something (keys, text, a workspace) on the socket, its answer parsed
    * like the CLI's output. Null — and the caller runs the CLI — only when nothing was sent (no
-   * socket known, a connection that costs a round trip (see read), or no connection); once the
-   * request may have reached the server it is never sent again: a lost answer is an error.
+   * socket known, or no connection); once the request may have reached the server it is never
+   * sent again: a lost answer is an error. So it goes on the spare only when that was opened
+   * moments ago (SPARE_FRESH_MS: the server cannot have closed it as idle), else on a new
+   * connection (a spare the server closed might or might not have read what was written there).
    */
   async change<S extends z.ZodTypeAny>(method: string, params: Record<string, unknown>, schema: S, what: string): Promise<z.infer<S> | null> {
     const socket = this.socket;
-    if (!socket || this.host.socketsCostARoundTrip) return null;
+    if (!socket) return null;
     const request = this.requestLine(method, params);
-    // The request goes with the connection's opening: when that fails, nothing was sent.
-    let connection: Duplex;
+    // On a new connection the request goes with its opening: when that fails, nothing was sent.
+    let connection: { stream: Duplex; sent: boolean };
     try {
-      connection = await connectWithRequest(this.host, socket, request);
+      const spare = await this.takeSpare(socket, true)?.catch(() => null);
+      connection = spare ? { stream: spare, sent: false } : { stream: await connectWithRequest(this.host, socket, request), sent: true };
     } catch {
       return null;
     }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(await socketRequest(Promise.resolve(connection), request, this.socketTimeoutMs, { sent: true }));
+      parsed = JSON.parse(await socketRequest(Promise.resolve(connection.stream), request, this.socketTimeoutMs, { sent: connection.sent }));
     } catch (err) {
       throw new HerdrError('herdr_failed', `herdr's ${what} got no answer on its socket: ${err instanceof Error ? err.message : String(err)}`, this.host.label);
     }
@@ -174,4 +195,26 @@ export class HerdrSocket {
   private get socketTimeoutMs(): number {
     return Math.min(this.timeoutMs, 10_000);
   }
+
+  private openSpare(socket: string): Spare {
+    const openedAt = Date.now();
+    const connection = this.host.connectSocket(socket).then((stream) => {
+      stream.on('error', () => undefined);
+      return stream;
+    });
+    connection.catch(() => undefined);
+    return { connection, openedAt };
+  }
 }
+
+/** A connection opened ahead, and when it was asked for. */
+interface Spare {
+  connection: Promise<Duplex>;
+  openedAt: number;
+}
+
+/**
+ * herdr (0.8.2) closes a connection that has sent nothing for 5 s; a spare younger than this is
+ * still open when a request written now reaches it, whatever the link's round trip.
+ */
+export const SPARE_FRESH_MS = 2_000;

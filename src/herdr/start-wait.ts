@@ -50,8 +50,7 @@ export function polledRounds(herdr: HerdrClient, name: string, pane: string): St
 /**
  * Looks from a watch running on the agent's host (its rounds come as herdr answers there). A
  * watch that cannot do its job — it ends before its first round (a host without mktemp, say), or
- * its first answer is not herdr's own (the CLI would not run there) — gives way to `otherwise`;
- * one that ends with herdr's own answer (a start it refused) ends the start with it.
+ * its first answer is not herdr's own (the CLI would not run there) — gives way to `otherwise`.
  */
 export function watchedRounds(watch: StartWatch, otherwise: () => StartRounds): StartRounds {
   let rounds = 0;
@@ -68,8 +67,7 @@ export function watchedRounds(watch: StartWatch, otherwise: () => StartRounds): 
       try {
         round = await watch.next();
       } catch (err) {
-        // herdr's own answer (a start it refused, a timeout) is the start's outcome.
-        if (rounds > 0 || isHerdrsAnswer(err)) throw err;
+        if (rounds > 0 || (err instanceof HerdrError && err.herdrCode === 'timeout')) throw err;
         return giveWay(looking);
       }
       if (rounds++ === 0 && 'err' in round.agent && !isHerdrsAnswer(round.agent.err)) return giveWay(looking);
@@ -79,23 +77,6 @@ export function watchedRounds(watch: StartWatch, otherwise: () => StartRounds): 
       watch.stop();
       fallback?.stop();
     },
-  };
-}
-
-/**
- * The rounds of a start made under `name` in `pane`: an agent of that name in another pane is
- * another's (herdr refused the start as the name taken, after the watch had found that one).
- */
-export function inOwnPane(rounds: StartRounds, name: string, pane: string, host: string): StartRounds {
-  return {
-    async next(looking) {
-      const round = await rounds.next(looking);
-      if ('info' in round.got && round.got.info.pane_id !== pane) {
-        throw new HerdrError('agent_name_taken', `agent name ${name} is taken by the agent in pane ${round.got.info.pane_id}`, host);
-      }
-      return round;
-    },
-    stop: () => rounds.stop(),
   };
 }
 

@@ -20,43 +20,24 @@ export interface WatchRound {
 }
 
 /**
- * $1 herdr, $2 the agent's name, $3 its pane, $4 the mark, $5 the pause between rounds (s), $6
- * the kind to start it as ('' when it was started already), $7 the start's timeout (ms), then
- * the agent's arguments.
- * With a kind, the program first starts the agent with herdr's CLI (in the background: the CLI
- * waits for the agent until it is ready, the rounds are the caller's to judge) and begins its
- * rounds once herdr knows the agent; a start herdr refuses ends it with "<mark> S <exit>", the
- * CLI's answer, then "<mark> .". Each round asks both questions side by side and prints
- * "<mark> A <exit>", the agent answer (stdout and stderr), "<mark> P <exit>", the process answer,
- * then "<mark> ." — each mark on a line of its own. An answer the same as the one before is only
- * "<mark> A <exit> =" (while the agent launches, herdr says the same thing round after round). It
- * ends when its stdin ends (the caller's word) or its output is closed, and takes the start's
- * CLI with it. (A background job's stdin is /dev/null unless given: the stdin watcher gets it as
- * fd 3.)
+ * $1 herdr, $2 the agent's name, $3 its pane, $4 the mark, $5 the pause between rounds (s).
+ * Each round asks both questions side by side and prints "<mark> A <exit>", the agent answer
+ * (stdout and stderr), "<mark> P <exit>", the process answer, then "<mark> ." — each mark on a
+ * line of its own. An answer the same as the one before is only "<mark> A <exit> =" (while the
+ * agent launches, herdr says the same thing round after round). It ends when its stdin ends (the
+ * caller's word) or its output is closed. (A background job's stdin is /dev/null unless given:
+ * the stdin watcher gets it as fd 3.)
  */
 export const WATCH_START_PROGRAM = `umask 077
-b=$1; name=$2; pane=$3; mark=$4; pause=$5; kind=$6; limit=$7
-shift 7
+b=$1; name=$2; pane=$3; mark=$4; pause=$5
 t=$(mktemp -d "\${TMPDIR:-/tmp}/ah-watch.XXXXXX") || exit 70
-s=
-trap 'if [ -n "$s" ]; then kill "$s" 2>/dev/null; fi; rm -rf -- "$t"' EXIT
+trap 'rm -rf -- "$t"' EXIT
 trap 'exit 0' TERM HUP PIPE
 main=$$
 exec 3<&0
 ( cat <&3 >/dev/null; kill -TERM "$main" 2>/dev/null ) >/dev/null 2>&1 &
 exec 3<&-
 : >"$t/a0"; : >"$t/p0"
-if [ -n "$kind" ]; then
-  "$b" agent start "$name" --kind "$kind" --pane "$pane" --timeout "$limit" -- "$@" >"$t/s" 2>&1 </dev/null & s=$!
-  until "$b" agent get "$name" >/dev/null 2>&1 </dev/null; do
-    if ! kill -0 "$s" 2>/dev/null; then
-      wait "$s"; rs=$?; s=
-      { printf '%s S %s\\n' "$mark" "$rs"; cat "$t/s"; printf '\\n%s .\\n' "$mark"; } || exit 0
-      exit 0
-    fi
-    sleep "$pause" 2>/dev/null || sleep 1
-  done
-fi
 say() {
   if cmp -s "$t/$1" "$t/\${1}0"; then printf '%s %s %s =\\n' "$mark" "$2" "$3"
   else printf '%s %s %s\\n' "$mark" "$2" "$3"; cat "$t/$1"; printf '\\n'; cp "$t/$1" "$t/\${1}0"; fi
@@ -69,33 +50,23 @@ while :; do
   sleep "$pause" 2>/dev/null || sleep 1
 done`;
 
-/** What the watch starts first (see WATCH_START_PROGRAM): the agent's kind, the start's timeout and the agent's arguments. */
-export interface WatchLaunch {
-  kind: string;
-  timeoutMs: number;
-  args: readonly string[];
-}
-
 /** The watch's argv (exported for its table test). */
-export function watchStartArgv(bin: string, name: string, pane: string, mark: string, pauseS: number, launch: WatchLaunch | null = null): string[] {
-  const start = launch ? [launch.kind, String(launch.timeoutMs), ...launch.args] : ['', ''];
-  return ['/bin/sh', '-c', WATCH_START_PROGRAM, 'sh', bin, name, pane, mark, String(pauseS), ...start];
+export function watchStartArgv(bin: string, name: string, pane: string, mark: string, pauseS: number): string[] {
+  return ['/bin/sh', '-c', WATCH_START_PROGRAM, 'sh', bin, name, pane, mark, String(pauseS)];
 }
 
 /** Rounds from the watch's output, as complete rounds arrive (the parser holds at most one round). */
 export class WatchParser {
   private buffered = '';
-  private round: { a?: { code: number; text: string }; p?: { code: number; text: string }; s?: { code: number; text: string } } = {};
-  private part: { key: 'a' | 'p' | 's'; code: number; lines: string[] } | null = null;
+  private round: { a?: { code: number; text: string }; p?: { code: number; text: string } } = {};
+  private part: { key: 'a' | 'p'; code: number; lines: string[] } | null = null;
   /** The last text of each answer, for one the watch says is the same again. */
   private last: { a: string; p: string } = { a: '', p: '' };
 
   constructor(
     private readonly mark: string,
-    private readonly cli: Pick<HerdrCli, 'fail' | 'label'>,
+    private readonly cli: Pick<HerdrCli, 'fail'>,
     private readonly onRound: (round: WatchRound) => void,
-    /** The start the watch made was refused (its CLI's answer, as herdr's error). */
-    private readonly onRefused: (err: unknown) => void = () => undefined,
   ) {}
 
   push(chunk: string): void {
@@ -110,11 +81,11 @@ export class WatchParser {
 
   private line(text: string): void {
     const head = text.startsWith(`${this.mark} `) ? text.slice(this.mark.length + 1) : null;
-    const opened = head ? /^([APS]) (\d+)( =)?$/.exec(head) : null;
+    const opened = head ? /^([AP]) (\d+)( =)?$/.exec(head) : null;
     if (head !== null && (opened || head === '.')) this.close();
     if (opened) {
-      const key = opened[1] === 'A' ? 'a' : opened[1] === 'P' ? 'p' : 's';
-      this.part = { key, code: Number(opened[2]), lines: opened[3] && key !== 's' ? [this.last[key]] : [] };
+      const key = opened[1] === 'A' ? 'a' : 'p';
+      this.part = { key, code: Number(opened[2]), lines: opened[3] ? [this.last[key]] : [] };
     } else if (head === '.') this.finish();
     else this.part?.lines.push(text);
   }
@@ -123,27 +94,15 @@ export class WatchParser {
     if (!this.part) return;
     const text = this.part.lines.join('\n');
     this.round[this.part.key] = { code: this.part.code, text };
-    if (this.part.key !== 's') this.last[this.part.key] = text;
+    this.last[this.part.key] = text;
     this.part = null;
   }
 
   private finish(): void {
-    const { a, p, s } = this.round;
+    const { a, p } = this.round;
     this.round = {};
-    if (s) return this.onRefused(this.refusalOf(s));
     if (!a) return;
     this.onRound({ agent: this.agentOf(a), processes: p ? processesOf(p) : null });
-  }
-
-  /** The start's answer, when it ended before herdr knew the agent: herdr's error envelope → HerdrError. */
-  private refusalOf(s: { code: number; text: string }): unknown {
-    const r: RunResult = { exitCode: s.code, stdout: s.text, stderr: s.text, durationMs: 0 };
-    try {
-      if (s.code !== 0) this.cli.fail(r, ['agent', 'start']);
-      return new HerdrError('herdr_failed', `herdr's agent start ended before herdr knew the agent: ${s.text.trim().slice(0, 300)}`, this.cli.label);
-    } catch (err) {
-      return err;
-    }
   }
 
   /** The agent's answer as the CLI's own reading of it would give (herdr's error envelope → HerdrError). */
@@ -184,22 +143,17 @@ export interface StartWatch {
   stop(): void;
 }
 
-/** Start the watch of agent `name` in `pane` on `host`, herdr's CLI at `bin` (and, with `launch`, the agent first). */
-export function watchStart(host: Host, cli: Pick<HerdrCli, 'fail' | 'label'>, bin: string, name: string, pane: string, opts: { pauseMs: number; timeoutMs: number; launch?: WatchLaunch }): StartWatch {
+/** Start the watch of agent `name` in `pane` on `host`, herdr's CLI at `bin`. */
+export function watchStart(host: Host, cli: Pick<HerdrCli, 'fail'>, bin: string, name: string, pane: string, opts: { pauseMs: number; timeoutMs: number }): StartWatch {
   const mark = `AHWATCH${randomBytes(12).toString('hex')}`;
   const rounds: WatchRound[] = [];
   const waiting: { resolve: (r: WatchRound) => void; reject: (e: unknown) => void }[] = [];
   let ended: unknown = null;
-  const parser = new WatchParser(
-    mark,
-    cli,
-    (round) => {
-      const w = waiting.shift();
-      if (w) w.resolve(round);
-      else rounds.push(round);
-    },
-    (refused) => end(refused),
-  );
+  const parser = new WatchParser(mark, cli, (round) => {
+    const w = waiting.shift();
+    if (w) w.resolve(round);
+    else rounds.push(round);
+  });
   // Decoded across chunks: a character of a name or folder may be cut between two.
   const decoder = new StringDecoder('utf8');
   const sink = new Writable({
@@ -213,7 +167,7 @@ export function watchStart(host: Host, cli: Pick<HerdrCli, 'fail' | 'label'>, bi
     ended ??= why;
     for (const w of waiting.splice(0)) w.reject(ended);
   };
-  host.run(watchStartArgv(bin, name, pane, mark, opts.pauseMs / 1000, opts.launch ?? null), { stdin, stdout: sink, timeoutMs: opts.timeoutMs }).then(
+  host.run(watchStartArgv(bin, name, pane, mark, opts.pauseMs / 1000), { stdin, stdout: sink, timeoutMs: opts.timeoutMs }).then(
     (r) => end(new Error(`herdr's watch of ${name} on ${host.label} ended (exit ${r.exitCode}): ${r.stderr.trim().slice(-300) || 'no output'}`)),
     // Out of time is the agent's start out of time, as a poll from here would have found it.
     (err: unknown) => end(err instanceof HostError && err.code === 'command_timeout' ? new HerdrError('timeout', 'timed out waiting for agent startup', host.label) : err),

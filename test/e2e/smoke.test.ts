@@ -54,37 +54,43 @@ describe('world smoke', () => {
       expect(listed.agent_session!.value).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       expect(host.counters.handshakes).toBe(1);
 
-      // The typed client over ssh: reads go to herdr's CLI on vega (it writes its request as it
-      // connects; herdr 0.8.2 sleeps 100 ms on a connection that says nothing at first, as a
-      // streamlocal channel's does), one command each on the same connection.
+      // The typed client: after the probe, reads go to vega's API socket over a streamlocal
+      // channel of the same connection — no remote program runs for them.
       const client = new HerdrClient(host);
       expect((await client.probe()).server).toBe('running');
       const commands = host.counters.commands;
-      const viaCli = await client.agentList();
-      expect(viaCli.find((a) => a.name === name)).toMatchObject({ agent: 'claude', agent_session: listed.agent_session });
+      const channels = host.counters.channels;
+      const viaSocket = await client.agentList();
+      expect(viaSocket.find((a) => a.name === name)).toMatchObject({ agent: 'claude', agent_session: listed.agent_session });
       expect((await client.processInfo(agent!.pane)).pane_id).toBe(agent!.pane);
-      expect(host.counters.commands).toBe(commands + 2);
+      expect(host.counters.commands).toBe(commands);
+      // Each read takes the spare connection and opens the next one.
+      expect(host.counters.channels - channels).toBeGreaterThanOrEqual(2);
+      expect(host.counters.channels - channels).toBeLessThanOrEqual(3);
       // Without any probe: a ping where herdr's CLI would look (vega's login environment says
-      // where) tells the server runs, and starts no herdr process.
+      // where) is enough for reads, and starts no herdr process.
       const quick = new HerdrClient(host);
       expect(await quick.ping()).toBe(true);
-      expect(host.counters.commands).toBe(commands + 2);
       expect((await quick.agentList()).find((a) => a.name === name)?.agent_session).toEqual(listed.agent_session);
+      expect(host.counters.commands).toBe(commands);
       // The quick probe: the ping's version, and the CLI only looked up on the PATH.
       const reached = await new HerdrClient(host).reach();
       expect(reached).toMatchObject({ server: 'running', version: { version: herdrVersionOf(world.herdrKind), ok: true }, serverStatus: null });
       expect(reached.path).toMatch(/\/herdr$/);
-      // Screen reads say what the CLI says.
+      expect(host.counters.commands).toBe(commands + 1);
+      // Screen reads take the socket too, and say what the CLI says.
       const cliRead = await host.run(['herdr', 'pane', 'read', agent!.pane, '--source', 'visible']);
       expect(cliRead.exitCode).toBe(0);
       expect(cliRead.stdout.trim().length).toBeGreaterThan(0);
       expect(await quick.read(agent!.pane)).toBe(cliRead.stdout);
-      // A socket that cannot be reached: the probe and the CLI answer all the same.
+      expect(host.counters.commands).toBe(commands + 2);
+      // A socket that cannot be reached: the CLI answers instead, the same way.
       host.connectSocket = () => Promise.reject(new Error('streamlocal forwarding refused'));
       const fallback = new HerdrClient(host);
       expect(await fallback.ping()).toBe(false);
       expect((await fallback.probe()).server).toBe('running');
       expect((await fallback.agentList()).find((a) => a.name === name)?.agent_session).toEqual(listed.agent_session);
+      expect(host.counters.commands).toBe(commands + 4);
       expect(host.counters.handshakes).toBe(1);
     } finally {
       await host.close();

@@ -9,10 +9,9 @@ import { LocalHost } from '../../src/host/local.js';
 import { HerdrCli } from '../../src/herdr/cli-runner.js';
 import { HerdrError } from '../../src/herdr/herdr-error.js';
 import { WATCH_START_PROGRAM, WatchParser, watchStart, type StartWatch, type WatchRound } from '../../src/herdr/start-watch.js';
-import { inOwnPane, watchedRounds, type StartRound, type StartRounds } from '../../src/herdr/start-wait.js';
+import { watchedRounds, type StartRound, type StartRounds } from '../../src/herdr/start-wait.js';
 import { POSIX_SHELLS } from '../helpers/posix-shells.js';
 import { hostileArgs } from '../host/hostile-args.js';
-import { alive } from '../world/machines.js';
 
 const tmp = tempDirs('ah-watch-');
 
@@ -24,21 +23,10 @@ const agentJson = (status: string, pending: boolean) =>
   });
 const processJson = JSON.stringify({ id: 'cli:pane:process_info', result: { type: 'pane_process_info', process_info: { pane_id: 'w1:p1', shell_pid: 10, foreground_process_group_id: 20, foreground_processes: [] } } });
 const notFound = JSON.stringify({ id: 'cli:agent:get', error: { code: 'agent_not_found', message: 'agent target a not found' } });
-const busy = JSON.stringify({ id: 'cli:agent:start', error: { code: 'agent_pane_busy', message: 'agent target pane w1:p1 is not an available shell' } });
-
-async function waitUntil(ok: () => boolean, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /**
  * A herdr stand-in: logs each call's arguments (each ended by a NUL) in a file of its own, and answers
  * `agent get` from a counter: launching twice, then ready; `pane process-info` always the same.
- * `agent start` waits (as herdr's CLI does until the agent is ready); with a file `launching` in
- * the folder, `agent get` knows the agent only once a start was made.
  */
 function fakeHerdr(dir: string): string {
   const bin = path.join(dir, 'herdr');
@@ -49,13 +37,9 @@ function fakeHerdr(dir: string): string {
       `d='${dir}'`,
       // A file per call: the two questions of a round run at once, and their writes would interleave.
       'f=$(mktemp "$d/call.XXXXXX") && printf "%s\\0" "$@" >"$f"',
-      'case "$1 $2" in',
-      `  pane*) printf '%s\\n' '${processJson}' ;;`,
-      // A start: herdr's CLI waits for the agent (here: until the watch ends it).
-      "  'agent start') echo $$ >\"$d/start.pid\"; touch \"$d/started\"; exec sleep 30 ;;",
-      // Before a start was made (in the launch tests), herdr does not know the agent.
-      `  agent*) if [ -e "$d/launching" ] && [ ! -e "$d/started" ]; then printf '%s\\n' '${notFound}' >&2; exit 1; fi`,
-      '    n=$(cat "$d/n" 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" >"$d/n"',
+      'case $1 in',
+      `  pane) printf '%s\\n' '${processJson}' ;;`,
+      '  agent) n=$(cat "$d/n" 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" >"$d/n"',
       `    if [ "$n" -le 2 ]; then printf '%s\\n' '${agentJson('unknown', true)}'; else printf '%s\\n' '${agentJson('idle', false)}'; fi ;;`,
       'esac',
     ].join('\n'),
@@ -85,7 +69,7 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('the watch pro
     for (const [i, name] of hostile.entries()) {
       const dir = tmp();
       const pane = hostile[(i + 7) % hostile.length]!;
-      const { out, code } = await watchUnder(shell, [fakeHerdr(dir), name, pane, MARK, '0.01', '', ''], 4);
+      const { out, code } = await watchUnder(shell, [fakeHerdr(dir), name, pane, MARK, '0.01'], 4);
       expect(code).toBe(0);
       // Every call named the agent and the pane exactly.
       const calls = fs
@@ -106,51 +90,13 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('the watch pro
     expect(fs.readdirSync(canaries)).toEqual([]);
   }, 60_000);
 
-  it('with a kind, starts the agent first (names and arguments as data), begins its rounds once herdr knows it, and ends the start with itself', async () => {
-    const canaries = tmp();
-    const hostile = hostileArgs(canaries).filter((h) => h.length < 1000 && h !== '');
-    for (const [i, name] of hostile.slice(0, 12).entries()) {
-      const dir = tmp();
-      fs.writeFileSync(path.join(dir, 'launching'), '');
-      const pane = hostile[(i + 7) % hostile.length]!;
-      const args = [hostile[(i + 3) % hostile.length]!, '--', '-x', ''];
-      const { out, code } = await watchUnder(shell, [fakeHerdr(dir), name, pane, MARK, '0.01', 'pi', '30000', ...args], 2);
-      expect(code).toBe(0);
-      const calls = fs
-        .readdirSync(dir)
-        .filter((f) => f.startsWith('call.'))
-        .map((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\0').slice(0, -1));
-      expect(calls.filter((c) => c[1] === 'start')).toEqual([['agent', 'start', name, '--kind', 'pi', '--pane', pane, '--timeout', '30000', '--', ...args]]);
-      // Its rounds are about the started agent (herdr knew it: no "not found" among them).
-      expect(out.startsWith(`${MARK} A 0\n`)).toBe(true);
-      expect(out).not.toContain('agent_not_found');
-      // The start (herdr's CLI, still waiting) ended with the watch.
-      const pid = Number(fs.readFileSync(path.join(dir, 'start.pid'), 'utf8'));
-      await waitUntil(() => !alive(pid));
-    }
-    expect(fs.readdirSync(canaries)).toEqual([]);
-  }, 60_000);
-
-  it('with a kind, a start herdr refuses ends the watch with its answer (S and its exit code), and no round', async () => {
-    const dir = tmp();
-    const bin = path.join(dir, 'herdr');
-    fs.writeFileSync(bin, `#!/bin/sh\ncase "$1 $2" in\n  'agent start') printf '%s\\n' '${busy}' >&2; exit 1 ;;\n  *) printf '%s\\n' '${notFound}' >&2; exit 1 ;;\nesac\n`, { mode: 0o755 });
-    const out = await new Promise<string>((resolve) => {
-      const p = spawn(shell[0]!, [...shell.slice(1), '-c', WATCH_START_PROGRAM, 'sh', bin, 'a', 'w1:p1', MARK, '0.01', 'pi', '30000'], { stdio: ['pipe', 'pipe', 'inherit'] });
-      let text = '';
-      p.stdout.on('data', (d: Buffer) => (text += d.toString('utf8')));
-      p.on('close', () => resolve(text));
-    });
-    expect(out).toBe(`${MARK} S 1\n${busy}\n\n${MARK} .\n`);
-  }, 30_000);
-
   it('passes herdr failures on with their exit code, and leaves no temporary folder behind', async () => {
     const dir = tmp();
     const tmpdir = tmp();
     const bin = path.join(dir, 'herdr');
     fs.writeFileSync(bin, `#!/bin/sh\nprintf '%s\\n' '${notFound}' >&2\nexit 1\n`, { mode: 0o755 });
     const out = await new Promise<string>((resolve) => {
-      const p = spawn(shell[0]!, [...shell.slice(1), '-c', WATCH_START_PROGRAM, 'sh', bin, 'a', 'w1:p1', MARK, '0.01', '', ''], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, TMPDIR: tmpdir } });
+      const p = spawn(shell[0]!, [...shell.slice(1), '-c', WATCH_START_PROGRAM, 'sh', bin, 'a', 'w1:p1', MARK, '0.01'], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, TMPDIR: tmpdir } });
       let text = '';
       p.stdout.on('data', (d: Buffer) => {
         text += d.toString('utf8');
@@ -193,16 +139,6 @@ describe('WatchParser', () => {
     }
   });
 
-  it("gives a start's refusal as herdr's error, and no round", () => {
-    const refusals: unknown[] = [];
-    const rounds: WatchRound[] = [];
-    const parser = new WatchParser(MARK, cli, (r) => rounds.push(r), (err) => refusals.push(err));
-    parser.push(`${MARK} S 1\n${busy}\n\n${MARK} .\n`);
-    expect(rounds).toEqual([]);
-    expect(refusals).toHaveLength(1);
-    expect(refusals[0]).toMatchObject({ herdrCode: 'agent_pane_busy' });
-  });
-
   it('holds back a round that has not ended, and ignores what is not framed', () => {
     expect(parse([`noise before\n${MARK} A 0\n${agentJson('idle', false)}\n`])).toEqual([]);
     expect(parse([`${MARK} A 0\n{"id":"cli:agent:get","result":{"type":"agent_info"}}\n${MARK} .\n`])[0]!.agent).toHaveProperty('err');
@@ -235,7 +171,7 @@ describe('watchStart on a host', () => {
     // A host whose program answers one round, one byte per chunk (every character cut apart).
     const host = new LocalHost();
     host.run = async (argv, opts = {}) => {
-      const mark = argv.find((a) => a.startsWith('AHWATCH'))!;
+      const mark = argv[argv.length - 2]!;
       const bytes = Buffer.from(`${mark} A 0\n${agent}\n\n${mark} P 0\n${processJson}\n\n${mark} .\n`, 'utf8');
       for (const b of bytes) await new Promise<void>((resolve) => opts.stdout!.write(Buffer.from([b]), () => resolve()));
       await new Promise((resolve) => (opts.stdin as NodeJS.ReadableStream).once('end', resolve).resume());
@@ -246,15 +182,6 @@ describe('watchStart on a host', () => {
     expect(round.agent).toMatchObject({ info: { name, cwd } });
     watch.stop();
   });
-
-  it("with a start herdr refuses, ends with herdr's error and no round", async () => {
-    const dir = tmp();
-    const bin = path.join(dir, 'herdr');
-    fs.writeFileSync(bin, `#!/bin/sh\ncase "$1 $2" in\n  'agent start') printf '%s\\n' '${busy}' >&2; exit 1 ;;\n  *) printf '%s\\n' '${notFound}' >&2; exit 1 ;;\nesac\n`, { mode: 0o755 });
-    const host = new LocalHost();
-    const watch = watchStart(host, new HerdrCli(host, 5000, bin), bin, 'a', 'w1:p1', { pauseMs: 10, timeoutMs: 20_000, launch: { kind: 'pi', timeoutMs: 30_000, args: [] } });
-    await expect(watch.next()).rejects.toMatchObject({ herdrCode: 'agent_pane_busy' });
-  }, 30_000);
 
   it('a herdr that cannot run is an answer too (exit 127), which its caller judges', async () => {
     const host = new LocalHost();
@@ -298,22 +225,6 @@ describe('watchedRounds', () => {
       expect(fallback.asked).toBe(2);
       expect(watch.stopped).toBeGreaterThan(0);
     }
-  });
-
-  it('takes an agent of the name in another pane for the name taken (the start was refused after the watch found that one)', async () => {
-    const fallback = polls();
-    const theirs = watchedRounds(scripted([{ agent: { info: { ...info, pane_id: 'w9:p9' } }, processes: null }]), () => fallback);
-    await expect(inOwnPane(theirs, 'a', 'w1:p1', 'vega').next(false)).rejects.toMatchObject({ herdrCode: 'agent_name_taken' });
-    const ours = watchedRounds(scripted([{ agent: { info }, processes: null }]), () => fallback);
-    expect(await inOwnPane(ours, 'a', 'w1:p1', 'vega').next(false)).toEqual({ got: { info }, shellOwns: false });
-  });
-
-  it('ends with a start herdr refused (its own answer) before any round, instead of giving way', async () => {
-    const refused = new HerdrError('agent_pane_busy', 'agent target pane w1:p1 is not an available shell', 'vega');
-    const fallback = polls();
-    const rounds = watchedRounds(scripted([], refused), () => fallback);
-    await expect(rounds.next(false)).rejects.toBe(refused);
-    expect(fallback.asked).toBe(0);
   });
 
   it("keeps herdr's own answers and a timeout: they are the start's outcome, not the watch's trouble", async () => {
