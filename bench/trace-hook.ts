@@ -10,7 +10,7 @@ import { SshHost } from '../src/host/ssh.js';
 /** AH_BENCH_TRACE_ARGV: a file (writable by the laptop's user) that gets each run's whole argv, a JSON line each. */
 const ARGV_FILE = process.env.AH_BENCH_TRACE_ARGV;
 
-const OPS = ['run', 'readFile', 'readFiles', 'writeFile', 'readStream', 'writeStream', 'connectSocket', 'stat', 'list', 'walk', 'mkdirp', 'mkdirOnce', 'rename', 'remove', 'realpath', 'chmod', 'utimes', 'which'] as const;
+const OPS = ['run', 'readFile', 'readFiles', 'writeFile', 'readStream', 'writeStream', 'connectSocket', 'stat', 'list', 'walk', 'mkdirp', 'makeFolderWith', 'rename', 'remove', 'realpath', 'chmod', 'utimes', 'which'] as const;
 
 function describe(op: string, args: unknown[]): string {
   const first = args[0];

@@ -15,6 +15,7 @@ import { herdrServerOf } from '../herdr/socket-path.js';
 import { processStartId } from '../handoff/process-age.js';
 import type { SendOptions } from '../handoff/options.js';
 import { buildPlan, sourceHerdrProbe, type Plan } from '../handoff/plan.js';
+import { agentBusy, isBusy } from '../handoff/idle-check.js';
 import { SharedScans } from '../git/discover.js';
 import { refusalOf, selectAgents, workspacesNamed, type Refusal } from '../handoff/select-agents.js';
 import { openSides } from '../handoff/sides.js';
@@ -144,9 +145,7 @@ export async function sendBatch(args: Record<string, unknown>, ctx: CommandConte
           const changed = expect && plan.agent.pane_id === expect.pane ? agentChanged(plan, expect) : null;
           if (changed) throw changed;
           // A dry run refuses what the send would (a single dry run plans a busy agent and says so).
-          if (opts.dryRun && !opts.wait && (plan.agent.agent_status === 'working' || plan.agent.agent_status === 'blocked')) {
-            throw new HandoffError('agent_busy', `The agent ${as} is ${plan.agent.agent_status}.`, { fix: plan.agent.agent_status === 'blocked' ? 'Answer what it is asking first, or pass --wait.' : 'Pass --wait to move it once its turn ends.' });
-          }
+          if (opts.dryRun && !opts.wait && isBusy(plan.agent.agent_status)) throw agentBusy(as, String(plan.agent.agent_status));
           if (take) locks.push(await acquireLock(source.host, { stateDir: stateOnSource, key: sessionLockKey(plan.kind, plan.session.id), owner: { ...lockOwner, session: plan.session.id }, isAlive }));
           const running = take ? null : await lockHolder(source.host, { stateDir: stateOnSource, key, isAlive }).catch(() => null);
           return { agent, plan, running, refusal: null };

@@ -251,9 +251,12 @@ export async function snapshotOf(host: Host, layout: HeadLayout): Promise<Snapsh
   const r = await host.run(argv, { cwd: layout.repoRoot, env: { ...GIT_BASE_ENV, ...SNAPSHOT_IDENTITY } });
   const [tree = ''] = r.stdout.split('\n', 1);
   if (!OBJECT_ID.test(tree)) throw treeFailure(host, layout.repoRoot, `in ${layout.gitDir}`, r);
-  if (tree === layout.headTree) return { ...layout, snapshot: null, tree, changedFiles: [], fingerprint: `${layout.head}:${tree}` };
-  const { commit, changedFiles } = committed(host, layout, tree, r, r.stdout.slice(tree.length + 1));
-  return { ...layout, snapshot: commit, tree, changedFiles, fingerprint: `${layout.head}:${tree}` };
+  return snapshotFrom(layout, tree, tree === layout.headTree ? null : committed(host, layout, tree, r, r.stdout.slice(tree.length + 1)));
+}
+
+/** The snapshot of `layout` with its working tree, and the commit of it (null: the tree is HEAD's). */
+function snapshotFrom(layout: HeadLayout, tree: string, made: { commit: string; changedFiles: ChangedFile[] } | null): Snapshot {
+  return { ...layout, snapshot: made?.commit ?? null, tree, changedFiles: made?.changedFiles ?? [], fingerprint: `${layout.head}:${tree}` };
 }
 
 const OBJECT_ID = /^[0-9a-f]{40,64}$/;
@@ -263,10 +266,7 @@ function snapshotMessage(layout: HeadLayout): string {
 }
 
 async function snapshotWithTree(host: Host, layout: HeadLayout, tree: string): Promise<Snapshot> {
-  let commit: string | null = null;
-  let changedFiles: ChangedFile[] = [];
-  if (tree !== layout.headTree) ({ commit, changedFiles } = await commitSnapshot(host, layout, tree));
-  return { ...layout, snapshot: commit, tree, changedFiles, fingerprint: `${layout.head}:${tree}` };
+  return snapshotFrom(layout, tree, tree === layout.headTree ? null : await commitSnapshot(host, layout, tree));
 }
 
 /** $1 HEAD, $2 the tree, $3 the message, then git's base options: COMMIT_AND_DIFF's answer. */

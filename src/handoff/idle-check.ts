@@ -1,7 +1,8 @@
 // Whether the agent is known to be idle just before its quit. Codex must be quit idle (its
 // `/quit` only detaches from a daemon that keeps a running turn writing), and --wait waits for
 // idle. herdr's status is asked again as the target's look goes out, beside it; the quit trusts
-// that answer while it is fresh, and asks herdr once more (a socket tick, ~100 ms) only when not.
+// that answer while it is fresh, and asks herdr once more only when not.
+import { HandoffError } from '../errors.js';
 import type { HerdrClient } from '../herdr/client.js';
 
 /** An agent's status as herdr's list gave it (null: the pane holds no agent any more). */
@@ -19,6 +20,13 @@ export const STATUS_FRESH_MS = 500;
 
 export function isBusy(status: string | null | undefined): boolean {
   return status === 'working' || status === 'blocked';
+}
+
+/** The refusal of an agent (`label`) found busy when the plan looked, without --wait. */
+export function agentBusy(label: string, status: string): HandoffError {
+  return new HandoffError('agent_busy', `The agent ${label} is ${status}.`, {
+    fix: status === 'blocked' ? 'Answer what it is asking first, or pass --wait.' : 'Pass --wait to move it once its turn ends.',
+  });
 }
 
 /** herdr's status of the agent in `pane`, with when it was asked. */

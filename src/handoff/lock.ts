@@ -1,6 +1,6 @@
 // Per-agent lock on the source host: two `send`s of one agent must never both proceed.
 // `mkdir` is atomic on every POSIX filesystem, so the lock is a folder created by one
-// `mkdir` through the Host (local or ssh alike: Host.mkdirOnce), with an owner file inside.
+// `mkdir` through the Host (local or ssh alike: Host.makeFolderWith), with its owner file inside.
 // Two locks per handoff: the agent's pane (taken as soon as the agent is found, before planning,
 // so a second send is refused before it can trip over the first one's quit) and its session
 // (taken once the plan knows it: two panes resuming one session are still one agent).
@@ -56,26 +56,11 @@ export interface AcquireOptions {
   isAlive: (owner: LockOwner) => boolean | null;
 }
 
-/** TAKE_LOCK_PROGRAM's exit when the folder could not be made (it exists, or its parent does not). */
-export const LOCK_NOT_MADE = 3;
-
-/**
- * $1 the lock's folder, $2 its owner (one JSON line). The folder is made (0700, not its parents:
- * of many callers exactly one makes it) and the owner written in it, in one program: a lock
- * over ssh is one round trip. A folder made whose owner cannot be written is removed again.
- */
-export const TAKE_LOCK_PROGRAM = [
-  'umask 077',
-  `mkdir -m 700 -- "$1" 2>/dev/null || exit ${LOCK_NOT_MADE}`,
-  'printf "%s\\n" "$2" >"$1/owner.json" || { rm -f -- "$1/owner.json"; rmdir -- "$1"; exit 1; }',
-].join('\n');
-
-/** The lock's folder made and its owner written (true), or the folder not made (false). */
+/** The lock's folder made and its owner written in it (true), or the folder not made (false). */
 async function takeLock(host: Host, dir: string, owner: LockOwner): Promise<boolean> {
-  const r = await host.run(['/bin/sh', '-c', TAKE_LOCK_PROGRAM, 'sh', dir, JSON.stringify(owner)]);
-  if (r.exitCode === LOCK_NOT_MADE) return false;
-  if (r.exitCode !== 0) throw new HandoffError('io_failed', `Could not write the lock ${dir} on ${host.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`, { fix: `Check that ${dir} on ${host.label} is writable.` });
-  return true;
+  return host.makeFolderWith(dir, 'owner.json', JSON.stringify(owner)).catch((err: unknown) => {
+    throw new HandoffError('io_failed', `Could not write the lock ${dir} on ${host.label}: ${err instanceof Error ? err.message : String(err)}`, { fix: `Check that ${dir} on ${host.label} is writable.` });
+  });
 }
 
 export async function acquireLock(host: Host, opts: AcquireOptions): Promise<HeldLock> {

@@ -22,7 +22,7 @@ import { destinationUnder } from '../transcript/destinations.js';
 import type { Side, Sides } from './sides.js';
 import { agentStartedAt } from './process-age.js';
 import { findSession, unitsOnce } from './find-session.js';
-import { askStatus, type AgentStatusRead } from './idle-check.js';
+import { agentBusy, askStatus, isBusy, type AgentStatusRead } from './idle-check.js';
 import type { Plan } from './plan-data.js';
 
 export type { Plan };
@@ -126,11 +126,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   if (source.host.isThisMachine && input.callerPane === agent.pane_id && !opts.self) {
     throw new HandoffError('own_pane', 'That agent is the one running this command.', { fix: 'Pass --self to move yourself after this turn.' });
   }
-  if ((agent.agent_status === 'working' || agent.agent_status === 'blocked') && !opts.wait && !opts.dryRun && !opts.self) {
-    throw new HandoffError('agent_busy', `The agent ${agent.name ?? agent.pane_id} is ${agent.agent_status}.`, {
-      fix: agent.agent_status === 'blocked' ? 'Answer what it is asking first, or pass --wait.' : 'Pass --wait to move it once its turn ends.',
-    });
-  }
+  if (isBusy(agent.agent_status) && !opts.wait && !opts.dryRun && !opts.self) throw agentBusy(agent.name ?? agent.pane_id, String(agent.agent_status));
 
   // Quitting only when idle (codex, --wait): the status asked again as the look goes out.
   const status: { asked: Promise<AgentStatusRead | null> | null } = { asked: null };

@@ -182,10 +182,12 @@ export interface Host {
   /** mkdir -p; `mode` applies to folders it creates. */
   mkdirp(path: string, mode?: number): Promise<void>;
   /**
-   * One folder (not its parents), atomically: true when this call made it, false when it exists
-   * or its parent does not (a lock: of many callers exactly one gets true).
+   * One folder (not its parents), made atomically (0700) with one private file `name` in it
+   * holding `text` and a line end: true when this call made it, false when it exists or its
+   * parent does not (a lock: of many callers exactly one gets true). A folder made whose file
+   * cannot be written is removed again, and that rejects.
    */
-  mkdirOnce(path: string, mode: number): Promise<boolean>;
+  makeFolderWith(dir: string, name: string, text: string): Promise<boolean>;
   /** Atomic rename within one filesystem; replaces an existing file at `to`. */
   rename(from: string, to: string): Promise<void>;
   /** rm (-r when recursive); missing path is not an error. */

@@ -183,16 +183,24 @@ export class LocalHost implements Host {
     await fs.mkdir(p, { recursive: true, mode });
   }
 
-  async mkdirOnce(p: string, mode: number): Promise<boolean> {
-    // fs, not a `mkdir` program: no fork of this large process.
+  async makeFolderWith(dir: string, name: string, text: string): Promise<boolean> {
+    // fs, not a program: no fork of this large process.
     try {
-      await fs.mkdir(p, { mode });
-      return true;
+      await fs.mkdir(dir, { mode: 0o700 });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EEXIST' || code === 'ENOENT') return false;
       throw err;
     }
+    const file = path.join(dir, name);
+    try {
+      await fs.writeFile(file, `${text}\n`, { mode: 0o600, flag: 'wx' });
+    } catch (err) {
+      await fs.rm(file, { force: true });
+      await fs.rmdir(dir).catch(() => undefined);
+      throw err;
+    }
+    return true;
   }
 
   async rename(from: string, to: string): Promise<void> {

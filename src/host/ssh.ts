@@ -16,6 +16,7 @@ import type { Client } from 'ssh2';
 import { HostError } from '../errors.js';
 import type { ByteRange, DirEntry, FileStat, Host, HostInfo, ReadOptions, RunOptions, RunResult, WalkedFile, WriteOptions } from './host.js';
 import { FIND_PROGRAM_FN } from './find-program.js';
+import { FOLDER_NOT_MADE, FOLDER_WITH_FILE_PROGRAM } from './folder-with-file.js';
 import { authMethodOf, dialChain, type HandshakeOptions, type Hop } from './ssh-connect.js';
 import { hopLabel, namedTarget } from './ssh-errors.js';
 import { ExecRunner } from './ssh-exec.js';
@@ -207,8 +208,11 @@ export class SshHost implements Host {
     return this.sftp.walk(dir);
   }
 
-  async mkdirOnce(p: string, mode: number): Promise<boolean> {
-    return (await this.run(['mkdir', '-m', mode.toString(8), '--', p])).exitCode === 0;
+  async makeFolderWith(dir: string, name: string, text: string): Promise<boolean> {
+    const r = await this.run(['/bin/sh', '-c', FOLDER_WITH_FILE_PROGRAM, 'sh', dir, name, text]);
+    if (r.exitCode === FOLDER_NOT_MADE) return false;
+    if (r.exitCode !== 0) throw new HostError('io_failed', `Could not write ${dir}/${name} on ${this.label}: ${r.stderr.trim() || `exit ${r.exitCode}`}.`);
+    return true;
   }
 
   mkdirp(p: string, mode = 0o700): Promise<void> {

@@ -222,12 +222,14 @@ describe.each(implementations)('%s: Host contract', (name, make) => {
     expect(await host.walk(path.posix.join(top, 'a.jsonl'))).toEqual([]);
   });
 
-  it('mkdirOnce: of many callers exactly one makes the folder (private), none makes a missing parent', async () => {
+  it('makeFolderWith: of many callers exactly one makes the folder (private, its file in it), none makes a missing parent', async () => {
     const lock = path.posix.join(dir, 'lock once');
-    const made = await Promise.all(Array.from({ length: 6 }, () => host.mkdirOnce(lock, 0o700)));
+    const made = await Promise.all(Array.from({ length: 6 }, (_, i) => host.makeFolderWith(lock, 'owner.json', `{"n":${i}}`)));
     expect(made.filter(Boolean)).toHaveLength(1);
     expect(await host.stat(lock)).toMatchObject({ type: 'dir', mode: 0o700 });
-    expect(await host.mkdirOnce(path.posix.join(dir, 'no parent', 'x'), 0o700)).toBe(false);
+    expect(await host.stat(path.posix.join(lock, 'owner.json'))).toMatchObject({ type: 'file', mode: 0o600 });
+    expect((await host.readFile(path.posix.join(lock, 'owner.json'))).toString('utf8')).toBe(`{"n":${made.indexOf(true)}}\n`);
+    expect(await host.makeFolderWith(path.posix.join(dir, 'no parent', 'x'), 'owner.json', '{}')).toBe(false);
     expect(await host.stat(path.posix.join(dir, 'no parent'))).toBeNull();
   });
 

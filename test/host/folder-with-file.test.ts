@@ -1,19 +1,20 @@
-// TAKE_LOCK_PROGRAM (src/handoff/lock.ts): a lock's folder made and its owner written in one
-// program, under each POSIX shell, with hostile folder names and owner texts as data: private
-// modes, exactly one winner of many, no folder made in a missing parent.
+// FOLDER_WITH_FILE_PROGRAM (src/host/folder-with-file.ts, Host.makeFolderWith over ssh): a lock's
+// folder made and its owner written in one program, under each POSIX shell, with hostile folder
+// names and owner texts as data: private modes, exactly one winner of many, no folder made in a
+// missing parent.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LOCK_NOT_MADE, TAKE_LOCK_PROGRAM } from '../../src/handoff/lock.js';
-import { canaryFolder, hostileArgs } from '../host/hostile-args.js';
+import { FOLDER_NOT_MADE as LOCK_NOT_MADE, FOLDER_WITH_FILE_PROGRAM } from '../../src/host/folder-with-file.js';
+import { canaryFolder, hostileArgs } from './hostile-args.js';
 import { POSIX_SHELLS } from '../helpers/posix-shells.js';
 import { tempDirs } from '../helpers/temp-dirs.js';
 
 const tempDir = tempDirs('ah-take-lock-');
 
-describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('TAKE_LOCK_PROGRAM under %s', (_name, shell) => {
-  const take = (dir: string, owner: string, cwd: string) => spawnSync(shell[0]!, [...shell.slice(1), '-c', TAKE_LOCK_PROGRAM, 'sh', dir, owner], { encoding: 'utf8', cwd });
+describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('FOLDER_WITH_FILE_PROGRAM under %s', (_name, shell) => {
+  const take = (dir: string, owner: string, cwd: string) => spawnSync(shell[0]!, [...shell.slice(1), '-c', FOLDER_WITH_FILE_PROGRAM, 'sh', dir, 'owner.json', owner], { encoding: 'utf8', cwd });
 
   it('makes the folder and writes the owner, private, hostile names and texts as data; a second take is refused', () => {
     const root = tempDir();
@@ -42,7 +43,7 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('TAKE_LOCK_PRO
     const runs = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
         new Promise<number | null>((resolve) => {
-          spawn(shell[0]!, [...shell.slice(1), '-c', TAKE_LOCK_PROGRAM, 'sh', dir, `{"n":${i}}`]).on('exit', (code) => resolve(code));
+          spawn(shell[0]!, [...shell.slice(1), '-c', FOLDER_WITH_FILE_PROGRAM, 'sh', dir, 'owner.json', `{"n":${i}}`]).on('exit', (code) => resolve(code));
         }),
       ),
     );
