@@ -150,7 +150,8 @@ async function failsAt(step: string, code: RegExp, undo: () => void | Promise<vo
   let r: Awaited<ReturnType<typeof handoff>>;
   const t0 = Date.now();
   try {
-    r = await handoff(world, laptop, ['send', name, 'vega', '--no-focus'], { env });
+    // Bounded below the test's own limit: a send that hangs fails with what it printed so far.
+    r = await handoff(world, laptop, ['send', name, 'vega', '--no-focus'], { env, timeoutMs: 100_000 });
     if (process.env.AH_TIMING) console.log(`send (${step}): ${Date.now() - t0} ms\n${r.stderr}`);
   } finally {
     await undo();
@@ -182,7 +183,7 @@ describe('send: a failing target step is undone and the agent restarted at the s
     await failsAt('transfer', /./, () => {
       for (const d of dirs) fs.chmodSync(d, 0o755);
     });
-  }, 90_000);
+  }, 150_000);
 
   it('place: the worktree folder cannot be created', async () => {
     // <repo>.worktrees exists but vega may not write in it: `git worktree add` fails.
@@ -193,19 +194,19 @@ describe('send: a failing target step is undone and the agent restarted at the s
       fs.chmodSync(home, 0o755);
       fs.rmSync(home, { recursive: true, force: true });
     });
-  }, 90_000);
+  }, 150_000);
 
   it('session: the project folder in the target config root is a file', async () => {
     writeAs(vega, sessionFolder, 'in the way\n');
     const out = await failsAt('session', /unsafe_destination/, () => fs.rmSync(sessionFolder, { force: true }));
     expect(out.error).toContain(sessionFolder);
-  }, 90_000);
+  }, 150_000);
 
   it('start: herdr gives no workspace for the agent', async () => {
     // Real herdr makes a workspace for any folder (one that is gone: in the home), and the
     // request goes on its socket: the hook fails it where herdr is asked.
     await failsAt('start', /injected_failure/, () => undefined, { AGENT_HANDOFF_TEST_FAIL_AT: 'start:workspace' });
-  }, 90_000);
+  }, 150_000);
 
   it('start: herdr cannot start the agent (the pane never gets to a bare shell)', async () => {
     // vega's shell runs a program in the foreground as it starts in the new worktree (as a
@@ -214,7 +215,7 @@ describe('send: a failing target step is undone and the agent restarted at the s
     const before = fs.readFileSync(rc);
     fs.appendFileSync(rc, `\nif [ "$PWD" = '${worktree}' ]; then sleep 120; fi\n`);
     await failsAt('start', /agent_pane_busy/, () => fs.writeFileSync(rc, before));
-  }, 90_000);
+  }, 150_000);
 
   // Steps whose real failures the world cannot provoke without disturbing other tests: the hook
   // makes the step fail as it begins, after everything before it was done on vega (for verify and
@@ -222,7 +223,7 @@ describe('send: a failing target step is undone and the agent restarted at the s
   for (const step of ['integration', 'verify', 'stash']) {
     it(`${step}: an injected failure as the step begins`, async () => {
       await failsAt(step, /injected_failure/, () => undefined, { AGENT_HANDOFF_TEST_FAIL_AT: step });
-    }, 90_000);
+    }, 150_000);
   }
 
   it('quit: the agent will not quit; what went to vega while it was asked is undone, and it runs on untouched', async () => {
@@ -244,12 +245,12 @@ describe('send: a failing target step is undone and the agent restarted at the s
     const still = await sourceAgentIdle();
     expect(still).toMatchObject({ name, agent: 'omp', pane_id: agent.pane });
     expect(sourceState()).toEqual({ hashes: baseline.hashes, status: baseline.status, stash: baseline.stash });
-  }, 90_000);
+  }, 150_000);
 
   it('start: the agent exits on the target right after starting', async () => {
     const control = path.join(vega.home, '.omp', 'agent', 'fake-agent.json');
     writeAs(vega, control, JSON.stringify({ crashOnStart: true, onlyIn: [p.vega] }));
     const out = await failsAt('start', /start_failed/, () => fs.rmSync(control, { force: true }));
     expect(out.details.last_output).toMatch(/fatal: could not start/);
-  }, 90_000);
+  }, 150_000);
 });

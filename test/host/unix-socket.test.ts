@@ -1,6 +1,7 @@
 // The first bytes of a local socket connection, written the moment it is made (src/host/unix-socket.ts):
-// the node internal it rests on, and what it buys against the real herdr 0.8.2, which reads a new
-// connection once at accept and, finding nothing, sleeps 100 ms before it reads again.
+// the node internal it rests on, that they wait for a server's first look (the real herdr 0.8.2
+// reads a new connection once at accept and, finding nothing, sleeps 100 ms), and that herdr
+// takes a request so sent.
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -44,6 +45,30 @@ describe('writing at connect', () => {
     expect(received).toContain('at once\nthen the rest\n');
   });
 
+  it("has the first bytes waiting when the server first looks, as herdr does the moment it accepts", async () => {
+    // A server that does not read by itself: its first look is one non-blocking read at accept,
+    // on a later turn of this process's loop than the connect (the order herdr's thread races).
+    const looked = new Promise<string>((resolve) => {
+      const peer = net.createServer({ pauseOnConnect: true }, (c) => {
+        const fd = (c as unknown as { _handle: { fd: number } })._handle.fd;
+        const buf = Buffer.alloc(256);
+        let seen: string;
+        try {
+          seen = buf.subarray(0, fs.readSync(fd, buf)).toString('utf8');
+        } catch (err) {
+          seen = `nothing yet (${(err as NodeJS.ErrnoException).code})`;
+        }
+        c.destroy();
+        peer.close();
+        resolve(seen);
+      });
+      peer.listen(path.join(dir, 'peer.sock'), () => {
+        void connectUnixSocket(path.join(dir, 'peer.sock'), '{"id":"x","method":"ping"}\n').then((sock) => sock.on('error', () => undefined));
+      });
+    });
+    expect(await looked).toBe('{"id":"x","method":"ping"}\n');
+  });
+
   it('writes nothing on a socket that could not connect, and the connection fails as before', async () => {
     await expect(connectUnixSocket(path.join(dir, 'missing.sock'), 'lost\n')).rejects.toThrow(/ENOENT/);
   });
@@ -58,19 +83,14 @@ describe('a request to the real herdr sent with its connection', () => {
     await h?.stop();
   });
 
-  it('is answered at once, not after herdr’s 100 ms sleep', { timeout: 20_000 }, async () => {
+  // How soon it answers is the bench's to say: on a busy machine this process can lose the core
+  // between the connect and the write, and herdr's thread looks first.
+  it('is answered, request after request', { timeout: 20_000 }, async () => {
     const host = new LocalHost({ env: { ...h.env } });
-    const times: number[] = [];
     for (let i = 0; i < 20; i++) {
       const request = JSON.stringify({ id: `t${i}`, method: 'ping', params: {} });
-      const started = performance.now();
       const line = await socketRequest(connectWithRequest(host, h.socket, request), request, 5_000, { sent: true });
-      times.push(performance.now() - started);
       expect(JSON.parse(line)).toMatchObject({ id: `t${i}`, result: { type: 'pong' } });
     }
-    // herdr sleeps 100 ms after an empty first read; a request written once connected lost that
-    // race in about half the runs here, one written at connect in one or two of a hundred.
-    const quick = times.filter((t) => t < 80).length;
-    expect(quick, times.map((t) => t.toFixed(1)).join(' ')).toBeGreaterThanOrEqual(14);
   });
 });

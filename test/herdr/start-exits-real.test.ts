@@ -1,0 +1,53 @@
+// An agent that exits the moment it is typed, started the product's way (openPane, startAgent)
+// against the real herdr 0.8.2, which may never see such a process and call it "launch pending"
+// for the whole timeout: the start must fail as start_failed within seconds, with the agent's
+// last output, also when the pane's shell draws its prompt late (a busy machine).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { omp } from '../../adapters/index.js';
+import { HerdrClient } from '../../src/herdr/client.js';
+import { openPane, startAgent } from '../../src/handoff/start.js';
+import { LocalHost } from '../../src/host/local.js';
+import { startThrowaway, type Throwaway } from './throwaway.js';
+
+/** A host on which herdr is followed as over ssh: by a watch program, not by polls. */
+class WatchedHost extends LocalHost {
+  override readonly socketsCostARoundTrip = true;
+}
+
+describe.each<[string, string, typeof LocalHost]>([
+  ['a prompt drawn at once, polled', '', LocalHost],
+  ['a prompt drawn late, polled', 'sleep 0.6\n', LocalHost],
+  ['a prompt drawn at once, watched', '', WatchedHost],
+  ['a prompt drawn late, watched', 'sleep 0.6\n', WatchedHost],
+])('real herdr, an agent gone at once: %s', (_what, slowRc, Kind) => {
+  let h: Throwaway;
+  let herdr: HerdrClient;
+  beforeAll(async () => {
+    h = await startThrowaway('real');
+    fs.writeFileSync(path.join(h.binDir, 'omp'), '#!/bin/sh\necho "omp: fatal: could not start"\nexit 3\n', { mode: 0o755 });
+    fs.symlinkSync(h.bin, path.join(h.binDir, 'herdr'));
+    const rc = path.join(h.home, '.bashrc');
+    fs.writeFileSync(rc, slowRc + fs.readFileSync(rc, 'utf8'));
+    herdr = new HerdrClient(new Kind({ env: { ...h.env } }));
+    expect((await herdr.probe()).server).toBe('running');
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('fails the start as start_failed within seconds, with its last output', { timeout: 40_000 }, async () => {
+    const pane = await openPane(herdr, { cwd: h.home, label: 'gone', focus: false, onWorkspace: () => undefined });
+    const screenBefore = herdr.read(pane.pane, { source: 'visible' }).catch(() => null);
+    const t0 = Date.now();
+    const err = await startAgent(herdr, { pane, name: Promise.resolve('gone'), screenBefore, kind: 'omp', args: ['--resume', 'abc'], trust: true, classify: omp.classifyScreen, timeoutMs: 30_000 }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    const ms = Date.now() - t0;
+    const screen = await herdr.read(pane.pane, { source: 'visible' });
+    expect(err, `${ms} ms\n${screen}`).toMatchObject({ code: 'start_failed', details: { last_output: expect.stringContaining('fatal: could not start') } });
+    expect(ms, screen).toBeLessThan(8_000);
+  });
+});
