@@ -5,6 +5,7 @@ import { HerdrError } from '../herdr/herdr-error.js';
 import type { HerdrClient } from '../herdr/client.js';
 import type { AgentInfo } from '../herdr/schemas.js';
 import { sleep } from '../sleep.js';
+import { paneAtShell } from './quit.js';
 import { failInjected } from './test-hooks.js';
 import { answerTrust, screenTail, type ScreenClassifier, type ScreenReading, type TrustAnswer, type WaitingScreen } from './screens.js';
 
@@ -185,7 +186,10 @@ export async function startAgent(herdr: HerdrClient, req: StartRequest): Promise
   const pastStart = readyAtStart && trust !== 'answered';
   if (!pastStart) await sleep(300);
   let live = (await (pastStart && listedBeside ? listedBeside : herdr.agentList())).find((a) => a.pane_id === paneId);
-  if (!live) {
+  // herdr keeps a program it never saw running "launch pending" past its own timeout: its entry
+  // is no agent when the pane's shell has the terminal again.
+  const neverSeen = !started && live?.launch_pending === true && (await paneAtShell(herdr, paneId).catch(() => false));
+  if (!live || neverSeen) {
     const last = await herdr.read(paneId, { source: 'recent', lines: 40 }).catch(() => '');
     throw new HandoffError('start_failed', `The ${req.kind} agent exited on the target right after starting:\n${screenTail(last)}`, {
       fix: 'Read its last output above; fix what it complains about on the target, then run the handoff again.',

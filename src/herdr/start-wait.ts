@@ -133,13 +133,21 @@ function shellOwnsForeground(info: PaneProcessInfo): boolean {
 }
 
 /**
- * True when `now` is the screen `before` with the command `argv` typed after it and something
- * more below (what the program printed, the shell's next prompt). Whitespace, quotes and
- * backslashes are ignored: the shell echoes the typed, quoted command and the terminal wraps it.
+ * True when `now` is the screen `before`, then the command `argv` typed, then something more
+ * (what the program printed, the shell's next prompt). Between the two there may be the prompt
+ * itself: on a busy machine the screen read before the start can be blank, or half a prompt,
+ * when herdr already takes the pane (its shell in the foreground, still starting up). The last
+ * copy of the command counts: the terminal echoes what was typed before the prompt, and the
+ * shell shows it again after it.
+ * Whitespace, quotes and backslashes are ignored: the shell echoes the typed, quoted command and
+ * the terminal wraps it.
  */
 export function typedThenMore(before: string, argv: readonly string[], now: string): boolean {
   const bare = (text: string) => text.replace(/[\s'"\\]+/g, '');
-  const head = bare(before) + bare(argv.join(''));
+  const seen = bare(before);
+  const command = bare(argv.join(''));
   const shown = bare(now);
-  return head !== '' && shown.startsWith(head) && shown.length > head.length;
+  if (command === '' || !shown.startsWith(seen)) return false;
+  const at = shown.lastIndexOf(command);
+  return at >= seen.length && shown.length > at + command.length;
 }

@@ -16,11 +16,19 @@ class WatchedHost extends LocalHost {
   override readonly socketsCostARoundTrip = true;
 }
 
+// A start-up file that runs a program (herdr calls the pane busy until the shell has its
+// foreground back), and one that only keeps the shell itself busy (herdr takes the pane at once,
+// and the prompt comes after the screen read before the start).
+const SLEEPS = 'sleep 0.6\n';
+const COUNTS = 'i=0; while [ "$i" -lt 150000 ]; do i=$((i + 1)); done\n';
+
 describe.each<[string, string, typeof LocalHost]>([
   ['a prompt drawn at once, polled', '', LocalHost],
-  ['a prompt drawn late, polled', 'sleep 0.6\n', LocalHost],
+  ['a prompt after a program, polled', SLEEPS, LocalHost],
+  ['a prompt after the shell is busy, polled', COUNTS, LocalHost],
   ['a prompt drawn at once, watched', '', WatchedHost],
-  ['a prompt drawn late, watched', 'sleep 0.6\n', WatchedHost],
+  ['a prompt after a program, watched', SLEEPS, WatchedHost],
+  ['a prompt after the shell is busy, watched', COUNTS, WatchedHost],
 ])('real herdr, an agent gone at once: %s', (_what, slowRc, Kind) => {
   let h: Throwaway;
   let herdr: HerdrClient;
@@ -49,5 +57,33 @@ describe.each<[string, string, typeof LocalHost]>([
     const screen = await herdr.read(pane.pane, { source: 'visible' });
     expect(err, `${ms} ms\n${screen}`).toMatchObject({ code: 'start_failed', details: { last_output: expect.stringContaining('fatal: could not start') } });
     expect(ms, screen).toBeLessThan(8_000);
+  });
+});
+
+describe('real herdr, an agent gone at once, told by none of the looks before the wait runs out', () => {
+  let h: Throwaway;
+  let herdr: HerdrClient;
+  beforeAll(async () => {
+    h = await startThrowaway('real');
+    fs.writeFileSync(path.join(h.binDir, 'omp'), '#!/bin/sh\necho "omp: fatal: could not start"\nexit 3\n', { mode: 0o755 });
+    fs.symlinkSync(h.bin, path.join(h.binDir, 'herdr'));
+    herdr = new HerdrClient(new LocalHost({ env: { ...h.env } }));
+    expect((await herdr.probe()).server).toBe('running');
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  // herdr lists it "launch pending" to the end of its own timeout, which is the wait's: the
+  // start's last look may find that entry or none, and either way it is no agent.
+  it('fails the start as start_failed once the wait runs out', { timeout: 20_000 }, async () => {
+    const pane = await openPane(herdr, { cwd: h.home, label: 'gone', focus: false, onWorkspace: () => undefined });
+    // A screen "before" that was never the pane's: the screen rule cannot tell, only the wait's end.
+    const screenBefore = Promise.resolve('a screen this pane never showed');
+    const err = await startAgent(herdr, { pane, name: Promise.resolve('gone'), screenBefore, kind: 'omp', args: [], trust: true, classify: omp.classifyScreen, timeoutMs: 3_500 }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ code: 'start_failed', details: { last_output: expect.stringContaining('fatal: could not start') } });
   });
 });

@@ -13,7 +13,12 @@ describe('typedThenMore', () => {
     ['nothing typed yet', PROMPT, ['omp'], PROMPT, false],
     ['quoted, wrapped arguments', PROMPT, ['codex', 'resume', 'a b', "it's"], `${PROMPT}codex resume 'a b'\n 'it'\\''s'\nerror\n${PROMPT}`, true],
     ['the prompt changed (not the screen we saw): no verdict', PROMPT, ['omp'], `other$ omp\nfatal\n`, false],
-    ['empty screen before: the typed command still has to lead', '', ['omp'], 'omp\nfatal\n$ ', true],
+    ['empty screen before: the typed command leads', '', ['omp'], 'omp\nfatal\n$ ', true],
+    ['empty screen before, the prompt drawn after it', '', ['omp', '--resume', 'abc'], '$ omp --resume abc\nomp: fatal: could not start\n$ ', true],
+    ['half a prompt before, the rest drawn after it', 'vega@vm:~/co', ['omp'], `${PROMPT}omp\nfatal\n${PROMPT}`, true],
+    ['echoed before the prompt, shown again after it, not run yet', '', ['omp', '--resume', 'abc'], 'omp --resume abc\n$ omp --resume abc', false],
+    ['echoed before the prompt, then run', '', ['omp', '--resume', 'abc'], 'omp --resume abc\n$ omp --resume abc\nfatal\n$ ', true],
+    ['the command was on the screen before: only a new copy counts', `${PROMPT}omp\nfatal\n${PROMPT}`, ['omp'], `${PROMPT}omp\nfatal\n${PROMPT}`, false],
     ['nothing at all', '', [], '', false],
     ['an agent drawing its screen over the prompt', PROMPT, ['pi'], ' pi v0.73.1\n cwd: /home/vega\n', false],
   ])('%s', (_what, before, argv, now, want) => {
