@@ -275,6 +275,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchReport> {
         runs[variant].push(r);
         if (variant === 'ours') starts.push(await processStartMs(world));
         log(`run ${i + 1}/${opts.runs} ${variant}: ${r.handshakes} handshakes, ${r.round_trips} round trips, wall ${r.wall_ms} ms, overhead ${r.overhead_ms} ms`);
+        // Traced: the way back's host calls by when they began and ended, from its process's start.
+        for (const c of r.back?.trace ?? []) log(`  back ${String(c.end_ms - c.ms).padStart(5)}–${String(c.end_ms).padEnd(5)} ${c.host} ${c.op} ${c.what.slice(0, 110)}`);
       }
     }
   } finally {

@@ -98,7 +98,9 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
       try {
         const done = await execute(plan, sides, journal, progress, signal);
         journal.outcome('succeeded');
-        const result = await movedResult(plan, sides, done, progress, stateOnSource);
+        // The locks go while the result is made: on a remote source, its note that the session
+        // moved and the locks' removal are one round trip, not three.
+        const [result] = await Promise.all([movedResult(plan, sides, done, progress, stateOnSource), releaseLocks(locks)]);
         return { result: { ...result, ...(resumed.length > 0 ? { resumed } : {}) }, exitCode: 0 };
       } catch (err) {
         journal.outcome(failedOutcome(err), { error: err instanceof Error ? err.message : String(err) });
@@ -117,9 +119,12 @@ export function failedOutcome(err: unknown): 'rolled_back' | 'rollback_incomplet
   return err.rollbackReport.errors.length > 0 ? 'rollback_incomplete' : 'rolled_back';
 }
 
-/** Newest first: the session lock, then the pane lock. */
+/**
+ * All at once (one round trip on a remote source): a lock is never waited for, so the order in
+ * which they go does not matter.
+ */
 export async function releaseLocks(locks: HeldLock[]): Promise<void> {
-  for (const lock of locks.splice(0).reverse()) await lock.release().catch(() => undefined);
+  await Promise.all(locks.splice(0).map((lock) => lock.release().catch(() => undefined)));
 }
 
 interface Claim {
