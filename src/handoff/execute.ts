@@ -270,7 +270,7 @@ export async function executeCheckout(plans: { plan: Plan; journal: Journal }[],
         const session = await sessionFor(m, sides, copying, placement.worktree, markerWritten);
         const mine = { ...snap, relativeCwd: m.plan.snapshot.relativeCwd };
         // Whether the source pane is still at the shell the quit left it at: asked while the agent
-        // starts there, not after (each look at herdr's socket waits for its next tick).
+        // starts there, not after (over ssh a look at herdr's socket may wait for its next read).
         const atShell = besides(paneAtShell(source.herdr, m.plan.agent.pane_id).catch(() => false));
         const s = await startOnTarget(m, sides, { snap: mine, worktree: placement.worktree, session, early: early.get(m)!, integration: batch.integration, seat: seats.get(m)! }, besides);
         // Written while the agent started; without it the agent does not count as moved (see copySession).

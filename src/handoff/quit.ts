@@ -65,8 +65,9 @@ export async function quitAgent(
   opts: { timeoutMs: number },
 ): Promise<QuitResult> {
   const started = Date.now();
-  // Each look waits for herdr's next socket tick (about 100 ms when idle), so the looks follow
-  // one another closely: a long pause between them would only add to the agent's time offline.
+  // A look across ssh may wait up to 100 ms for herdr's next read of its connection (see the
+  // README's "herdr's first read"), so the looks follow one another closely: a long pause
+  // between them would only add to the agent's time offline.
   const exited = (ms: number) => pollUntil(async () => ((await paneAtShell(herdr, pane)) ? true : undefined), { timeoutMs: ms, everyMs: 40 });
   await herdr.sendText(pane, plan.text);
   // Kill injection: the quit text sits in the agent's input, not yet entered.

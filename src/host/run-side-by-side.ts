@@ -15,8 +15,9 @@ export interface SideProgram {
   env?: Record<string, string>;
   /**
    * Run it to its end before the programs after it start: a request to herdr's server (0.8.2)
-   * is answered a 100 ms tick late in a third to half of runs while other programs busy the
-   * host's CPU, and was not once in 40 runs on a quiet one.
+   * is answered 100 ms late in a third to half of runs while other programs busy the host's CPU
+   * (herdr's CLI loses the race with herdr's first read of its connection), and was not once in
+   * 40 runs on a quiet one.
    */
   alone?: boolean;
 }
