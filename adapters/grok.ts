@@ -63,6 +63,24 @@ function refFromDir(dir: string): SessionRef {
   return { kind: 'grok', id, configRoot: root, file: path.join(dir, 'updates.jsonl'), dir, folderRel: path.relative(root, group) };
 }
 
+/**
+ * $1 grok's sessions folder, $2 a session UUID: each project folder in it (hidden ones too) that
+ * holds a folder of that id, as "<folder>/<id>" ended by a NUL. One program, where a listing and
+ * a stat per project folder would each cost a round trip or more over ssh.
+ */
+export const GROK_ID_FOLDERS_PROGRAM = `root=$1; id=$2
+for d in "$root"/*/ "$root"/.[!.]*/ "$root"/..?*/; do
+  if [ -d "$d$id" ]; then printf '%s\\0' "$d$id"; fi
+done
+exit 0`;
+
+/** The folders named `id` one level below `sessions` (none when it does not exist). */
+async function idFolders(host: Host, sessions: string, id: string): Promise<string[]> {
+  const r = await host.run(['/bin/sh', '-c', GROK_ID_FOLDERS_PROGRAM, 'sh', sessions, id]);
+  if (r.exitCode !== 0) throw new HandoffError('io_failed', `Looking for grok session ${id} under ${sessions} on ${host.label} failed: ${r.stderr.trim().slice(-300)}`, { fix: 'Pass the session folder with --session.' });
+  return r.stdout.split('\0').filter((p) => p !== '');
+}
+
 async function locate(host: Host, handle: SessionHandle, ctx: SideCtx): Promise<SessionRef> {
   if (handle.kind === 'path' || handle.value.includes('/')) {
     const st = await host.stat(handle.value);
@@ -73,9 +91,7 @@ async function locate(host: Host, handle: SessionHandle, ctx: SideCtx): Promise<
   // grok matches a non-UUID against titles, never as an id prefix.
   if (!UUID_RE.test(id)) throw notFound('grok', `with id ${JSON.stringify(handle.value)}`, 'grok resumes only by full session UUID; pass all 36 characters with --session.');
   const sessions = path.join(rootOf(ctx), 'sessions');
-  // Every project folder at once: over ssh each stat is a round trip.
-  const candidates = (await listOrEmpty(host, sessions)).filter((g) => g.type === 'dir').map((g) => path.join(sessions, g.name, id));
-  const hits = (await Promise.all(candidates.map(async (p) => ((await host.stat(p))?.type === 'dir' ? [p] : [])))).flat();
+  const hits = await idFolders(host, sessions, id);
   if (hits.length === 0) throw notFound('grok', `with id ${id} under ${sessions}`, 'Check the id, or pass the session folder with --session.');
   if (hits.length > 1) throw ambiguous('grok', `have the id ${id}`, hits);
   return refFromDir(hits[0]!);
