@@ -276,7 +276,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchReport> {
         if (variant === 'ours') starts.push(await processStartMs(world));
         log(`run ${i + 1}/${opts.runs} ${variant}: ${r.handshakes} handshakes, ${r.round_trips} round trips, wall ${r.wall_ms} ms, overhead ${r.overhead_ms} ms`);
         // Traced: the way back's host calls by when they began and ended, from its process's start.
-        for (const c of r.back?.trace ?? []) log(`  back ${String(c.end_ms - c.ms).padStart(5)}–${String(c.end_ms).padEnd(5)} ${c.host} ${c.op} ${c.what.slice(0, 110)}`);
+        for (const c of r.back?.trace ?? []) log(`  back ${tracedLine(c)}`);
       }
     }
   } finally {
@@ -339,6 +339,11 @@ export function humanTable(report: BenchReport): string {
   ].join('\n');
 }
 
+/** A traced host call as a line: when it began and ended (from its process's start), where, what. */
+function tracedLine(c: TracedCall): string {
+  return `${String(c.end_ms - c.ms).padStart(5)}–${String(c.end_ms).padEnd(5)} ${c.host} ${c.op} ${c.what.slice(0, 110)}`;
+}
+
 /**
  * `--dry-run`s of one prepared agent, each followed by a `--version` (the process start the limit
  * counts): the quick measure of the start-up and the look. A line per run, then the medians.
@@ -355,7 +360,7 @@ export async function runDryRunBench(opts: BenchOptions): Promise<{ wall_ms: num
       runs.push({ wall_ms: dry.wall_ms, process_start_ms: start, steps: dry.steps });
       log(`dry run ${i + 1}/${opts.runs}: ${dry.wall_ms} ms (${dry.steps.map((s) => `${s.step} ${s.ms}`).join(', ')}; --version ${start} ms)`);
       // Traced: each host call by when it began and ended, from the process's start.
-      for (const c of dry.trace ?? []) log(`  ${String(c.end_ms - c.ms).padStart(5)}–${String(c.end_ms).padEnd(5)} ${c.host} ${c.op} ${c.what.slice(0, 110)}`);
+      for (const c of dry.trace ?? []) log(`  ${tracedLine(c)}`);
     }
   } finally {
     await link.close();

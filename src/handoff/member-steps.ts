@@ -255,7 +255,7 @@ export async function startOnTarget(
     recorded = besides(recordStartedAgent(m, sides, { ...pane, name }, { cwd: targetCwd, handle: at.session.sessionPlacement.handle, startedMs }));
     return startAgent(target.herdr, {
       pane,
-      name: Promise.resolve(name),
+      name,
       screenBefore: at.seat.screenBefore,
       kind: adapter.herdrKind,
       args: adapter.resumeArgv(at.session.sessionPlacement.handle, opts.agentArgs).slice(1),

@@ -56,7 +56,7 @@ export const HandoffRecord = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('workspace'), workspace: z.string(), pane: z.string() }),
   z.object({ kind: z.literal('agent'), name: z.string(), pane: z.string() }),
   z.object({ kind: z.literal('marker'), path: z.string() }),
-  /** Journaled before the target's record of the started agent (started-agents.ts) is written beside its verification. */
+  /** Journaled before the target's record of the started agent (started-agents.ts) is written, as the agent starts. */
   z.object({ kind: z.literal('started_record'), path: z.string(), handoff: z.string() }),
   z.object({ kind: z.literal('stash'), stashed: z.boolean(), stash: z.string().nullable() }),
 ]);

@@ -59,7 +59,7 @@ export interface StartRequest {
   /** The pane made for it (see openPane). */
   pane: AgentPane;
   /** The agent's name, chosen while its pane was made (it needs a look at the target's agents). */
-  name: Promise<string>;
+  name: string;
   /** The pane's screen, read once it was made (not asked again at the start). */
   screenBefore?: Promise<string | null>;
   kind: string;
@@ -151,7 +151,7 @@ async function firstScreen(herdr: HerdrClient, pane: string, typed: readonly str
 
 export async function startAgent(herdr: HerdrClient, req: StartRequest): Promise<StartResult> {
   const { workspace: workspaceId, pane: paneId } = req.pane;
-  const name = await req.name;
+  const name = req.name;
   const started = await startWithRetry(herdr, req, name, paneId);
   const typed = started?.argv.length ? started.argv : [req.kind, ...req.args];
   const waiting: WaitingScreen[] = [];

@@ -5,10 +5,15 @@ import type { Host } from '../host/host.js';
 /**
  * A new connection to `socket` with `request` sent as it opens (herdr 0.8.2 reads a new
  * connection at once and, finding nothing, sleeps 100 ms: see Host.connectSocket's `first`).
- * Give it to socketRequest with `{ sent: true }`.
+ * Give it to socketRequest with `{ sent: true }` (requestOnNewConnection does both).
  */
 export function connectWithRequest(host: Host, socket: string, request: string): Promise<Duplex> {
   return host.connectSocket(socket, { first: `${request}\n` });
+}
+
+/** One NDJSON request on a new connection to `socket`, sent as it opens, and its one-line answer. */
+export function requestOnNewConnection(host: Host, socket: string, request: string, timeoutMs: number): Promise<string> {
+  return socketRequest(connectWithRequest(host, socket, request), request, timeoutMs, { sent: true });
 }
 
 /**

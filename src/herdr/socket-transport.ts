@@ -8,7 +8,7 @@ import type { Host } from '../host/host.js';
 import { ErrorEnvelope, OkResult, PongResult } from './schemas.js';
 import { envelopeError, HerdrError } from './herdr-error.js';
 import { checkHerdrVersion } from './version.js';
-import { connectWithRequest, socketRequest } from './socket-request.js';
+import { connectWithRequest, requestOnNewConnection, socketRequest } from './socket-request.js';
 
 export class HerdrSocket {
   /** The server's API socket, once a probe found a running, compatible server. */
@@ -77,7 +77,7 @@ export class HerdrSocket {
   /** The server's version when `socket` answers a ping with a supported one (and requests then use it); else null. */
   async ping(socket: string): Promise<string | null> {
     const request = this.requestLine('ping', {});
-    const pong = await socketRequest(connectWithRequest(this.host, socket, request), request, this.socketTimeoutMs, { sent: true })
+    const pong = await requestOnNewConnection(this.host, socket, request, this.socketTimeoutMs)
       .then((line) => PongResult.safeParse(JSON.parse(line)))
       .catch(() => null);
     if (!pong?.success || !checkHerdrVersion(pong.data.result.version).ok) return null;
@@ -103,7 +103,7 @@ export class HerdrSocket {
     try {
       const spare = this.takeSpare(socket, false);
       // A spare the server has closed meanwhile: one retry on a fresh connection.
-      const fresh = () => socketRequest(connectWithRequest(this.host, socket, request), request, timeoutMs, { sent: true });
+      const fresh = () => requestOnNewConnection(this.host, socket, request, timeoutMs);
       line = await (spare ? socketRequest(spare, request, timeoutMs) : fresh()).catch((err: unknown) => {
         if (!spare) throw err;
         return fresh();
@@ -141,7 +141,7 @@ export class HerdrSocket {
     let line: string;
     try {
       const request = this.requestLine(method, params);
-      line = await socketRequest(connectWithRequest(this.host, socket, request), request, this.socketTimeoutMs, { sent: true });
+      line = await requestOnNewConnection(this.host, socket, request, this.socketTimeoutMs);
     } catch {
       return null;
     }

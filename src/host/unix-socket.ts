@@ -5,9 +5,9 @@
 // (non-blocking) and, finding nothing, sleeps 100 ms before it looks again. Node writes what is
 // given before 'connect' only when its event loop comes round, after the server's first look in
 // most runs: a local herdr request then took 100 ms instead of 1 (every one in a traced send,
-// about half in a quiet loop). A Unix socket's
-// connect() is done by the time net.connect returns, so the first bytes are written on its
-// descriptor right then. (test/host/unix-socket.test.ts fails if node stops exposing it.)
+// about half in a quiet loop). A Unix socket's connect() is done by the time net.connect
+// returns, so the first bytes are written on its descriptor right then.
+// (test/host/unix-socket.test.ts fails if node stops exposing it.)
 import fs from 'node:fs';
 import net from 'node:net';
 

@@ -25,7 +25,7 @@ function herdrAfterTimeout(listed: AgentInfo[], shellOwns: boolean, screen: stri
 }
 
 const start = (herdr: HerdrClient) =>
-  startAgent(herdr, { pane: { workspace: 'w1', pane: PANE }, name: Promise.resolve('gone'), kind: 'omp', args: ['--resume', 'abc'], trust: false, classify: omp.classifyScreen, timeoutMs: 30_000 });
+  startAgent(herdr, { pane: { workspace: 'w1', pane: PANE }, name: 'gone', kind: 'omp', args: ['--resume', 'abc'], trust: false, classify: omp.classifyScreen, timeoutMs: 30_000 });
 
 describe('startAgent after herdr’s wait ran out', () => {
   it('fails as start_failed when herdr still calls the program launching and the shell has the pane', async () => {

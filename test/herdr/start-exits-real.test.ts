@@ -46,7 +46,7 @@ function withGoneAgent(rcHead: string, Kind: typeof LocalHost): { herdr: () => H
 async function startGone(herdr: HerdrClient, home: string, screenBefore: (pane: string) => Promise<string | null>, timeoutMs: number): Promise<{ err: unknown; ms: number; screen: string }> {
   const pane = await openPane(herdr, { cwd: home, label: 'gone', focus: false, onWorkspace: () => undefined });
   const t0 = Date.now();
-  const req = { pane, name: Promise.resolve('gone'), screenBefore: screenBefore(pane.pane), kind: 'omp', args: ['--resume', 'abc'], trust: true, classify: omp.classifyScreen, timeoutMs };
+  const req = { pane, name: 'gone', screenBefore: screenBefore(pane.pane), kind: 'omp', args: ['--resume', 'abc'], trust: true, classify: omp.classifyScreen, timeoutMs };
   const err = await startAgent(herdr, req).then(
     () => null,
     (e: unknown) => e,

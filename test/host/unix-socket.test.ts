@@ -7,7 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectWithRequest, socketRequest } from '../../src/herdr/socket-request.js';
+import { requestOnNewConnection } from '../../src/herdr/socket-request.js';
 import { LocalHost } from '../../src/host/local.js';
 import { connectUnixSocket, writeAtConnect } from '../../src/host/unix-socket.js';
 import { startThrowaway, type Throwaway } from '../herdr/throwaway.js';
@@ -89,7 +89,7 @@ describe('a request to the real herdr sent with its connection', () => {
     const host = new LocalHost({ env: { ...h.env } });
     for (let i = 0; i < 20; i++) {
       const request = JSON.stringify({ id: `t${i}`, method: 'ping', params: {} });
-      const line = await socketRequest(connectWithRequest(host, h.socket, request), request, 5_000, { sent: true });
+      const line = await requestOnNewConnection(host, h.socket, request, 5_000);
       expect(JSON.parse(line)).toMatchObject({ id: `t${i}`, result: { type: 'pong' } });
     }
   });
