@@ -3,11 +3,9 @@
 // objects that nothing references; git's gc removes them in time.)
 import { adapterFor } from '../../adapters/index.js';
 import { sideCtx } from '../../adapters/adapter.js';
-import { HandoffError } from '../errors.js';
 import type { AgentInfo } from '../herdr/schemas.js';
 import type { IntegrationState } from '../herdr/integration.js';
 import type { HerdrProbe } from '../herdr/probe.js';
-import { SUPPORTED_KINDS, type SupportedKind } from '../result.js';
 import { recallCheckouts, rememberCheckouts } from '../git/checkout-memory.js';
 import { discoverCheckout, repoRemotes, type DiscoverResult, type DiscoveryLook, type RemoteOfRepo, type SharedScans } from '../git/discover.js';
 import { checkDisk, requireSpace } from './disk.js';
@@ -22,37 +20,12 @@ import { destinationUnder } from '../transcript/destinations.js';
 import type { Side, Sides } from './sides.js';
 import { agentStartedAt } from './process-age.js';
 import { findSession, unitsOnce } from './find-session.js';
-import { agentBusy, askStatus, isBusy, type AgentStatusRead } from './idle-check.js';
+import { askStatus, type AgentStatusRead } from './idle-check.js';
+import { agentFolder, agentProcess, checkoutSearch, chooseCheckout, cwdIn, movableKind, planWarnings, requireHerdr, sourceHandleOf, type CheckoutChoice } from './plan-rules.js';
 import type { Plan } from './plan-data.js';
 
 export type { Plan };
-
-function unsupported(kind: string | null | undefined): HandoffError {
-  return new HandoffError('unsupported_kind', `The agent is ${kind ? `a ${kind} agent` : 'of a kind herdr could not tell'}, which agent-handoff cannot move.`, {
-    fix: `Supported kinds: ${SUPPORTED_KINDS.join(', ')}.`,
-  });
-}
-
-function requireHerdr(probe: HerdrProbe, side: Side): void {
-  if (probe.server === 'not_installed') {
-    throw new HandoffError('herdr_not_installed', `herdr is not installed on ${side.host.label} (not on the login PATH).`, { fix: `Install herdr ≥ 0.8.0 on ${side.host.label}.` });
-  }
-  if (probe.version && !probe.version.ok) {
-    throw new HandoffError('herdr_too_old', `herdr ${probe.version.version} on ${side.host.label} is older than 0.8.0.`, { fix: `Update herdr on ${side.host.label}.` });
-  }
-  if (probe.server !== 'running') {
-    throw new HandoffError('server_not_running', `The herdr server is not running on ${side.host.label}.`, { fix: `Start herdr on ${side.host.label} (run \`herdr\`, or \`herdr server\`), then retry.` });
-  }
-  if (probe.serverStatus?.compatible === false) {
-    throw new HandoffError('protocol_mismatch', `The herdr CLI on ${side.host.label} speaks another protocol than its server.`, { fix: `Restart the herdr server on ${side.host.label} after updating herdr.` });
-  }
-  if (probe.socketMismatch) {
-    const { pinged, cli } = probe.socketMismatch;
-    throw new HandoffError('herdr_socket_mismatch', `On ${side.host.label} herdr's CLI uses the server at ${cli}, but another server answers at ${pinged}.`, {
-      fix: `Set HERDR_SOCKET_PATH (or HERDR_SESSION) in the login environment of ${side.host.label} to the server you use, then retry.`,
-    });
-  }
-}
+export { cwdIn };
 
 export interface PlanInput {
   id: string;
@@ -92,8 +65,8 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
   const herdrChecked = (targetProbe: (target: Side) => Promise<HerdrProbe>) =>
     Promise.all([input.sides, sourceProbe]).then(async ([sides, s]) => {
       const t = sameHost ? s : await targetProbe(sides.target);
-      requireHerdr(s, source);
-      requireHerdr(t, sides.target);
+      requireHerdr(s, source.host.label);
+      requireHerdr(t, sides.target.host.label);
       return [s, t] as const;
     });
   try {
@@ -113,20 +86,14 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   // source is looked at: the agent, its session, the repository and the snapshot).
   const target = input.sides.then((sides) => sides.target);
   target.catch(() => undefined);
-  const warnings: string[] = [];
   const sourceCtxAsked = sideCtx(source.host);
   sourceCtxAsked.catch(() => undefined);
   const searching = !opts.dir && !(opts.here && opts.newWorktree);
   const agents = await (input.agents ?? source.herdr.agentListBeside(sourceProbe));
 
   const agent = findAgent(agents, opts.agent, source.host.label);
-  const kind = agent.agent;
-  if (!kind || !(SUPPORTED_KINDS as readonly string[]).includes(kind)) throw unsupported(kind);
-  const adapter = adapterFor(kind as SupportedKind);
-  if (source.host.isThisMachine && input.callerPane === agent.pane_id && !opts.self) {
-    throw new HandoffError('own_pane', 'That agent is the one running this command.', { fix: 'Pass --self to move yourself after this turn.' });
-  }
-  if (isBusy(agent.agent_status) && !opts.wait && !opts.dryRun && !opts.self) throw agentBusy(agent.name ?? agent.pane_id, String(agent.agent_status));
+  const kind = movableKind(agent, opts, { label: source.host.label, isThisMachine: source.host.isThisMachine, callerPane: input.callerPane });
+  const adapter = adapterFor(kind);
 
   // Quitting only when idle (codex, --wait): the status asked again as the look goes out.
   const status: { asked: Promise<AgentStatusRead | null> | null } = { asked: null };
@@ -137,9 +104,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   // Everything below depends only on the agent. Three chains at once: the session, the source's
   // repository (layout, snapshot, remotes), and the target's look (once connected and those are known).
   const processChain = (async () => {
-    const info = await source.herdr.processInfo(agent.pane_id);
-    const proc = info.foreground_processes[0];
-    if (!proc) throw new HandoffError('agent_not_found', `No program runs in pane ${agent.pane_id} on ${source.host.label}.`, { fix: 'Run `agent-handoff list` again.' });
+    const proc = agentProcess(await source.herdr.processInfo(agent.pane_id), agent.pane_id, source.host.label);
     let asked: Promise<number> | undefined;
     const agentStarted = () => (asked ??= agentStartedAt(source.host, proc.pid));
     return { proc, agentStarted };
@@ -147,9 +112,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   processChain.catch(() => undefined);
   // herdr's foreground cwd when known: the repository, session and look then skip a herdr tick.
   const cwdChain = (async () => {
-    const rawCwd = agent.foreground_cwd ?? (await processChain).proc.cwd ?? agent.cwd;
-    if (!rawCwd) throw new HandoffError('agent_cwd_unknown', `herdr does not know the working directory of ${agent.name ?? agent.pane_id}.`, { fix: 'Retry in a moment.' });
-    return source.host.realpath(rawCwd);
+    return source.host.realpath(agentFolder(agent, agent.foreground_cwd ? null : (await processChain).proc));
   })();
   cwdChain.catch(() => undefined);
   const sourceRepo = (async () => {
@@ -254,13 +217,13 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     // (Read by now: the placement was decided from it.)
     return { cwd, snap, remotes, ...chosen, placement, placementRead: await placementRead };
   })();
-  const freeEarly = look.then(async (l) => {
+  const spaceRead = look.then(async (l) => {
     const { root, free, program } = await l.space;
     return { root, free, agentCli: program };
   });
-  const [[sourceCtx, targetCtx], { agentCli: targetAgentCli }, { proc, cwd, ref: session, via: sessionVia }, repo, targetSide] = await Promise.all([
+  const [[sourceCtx, targetCtx], space, { proc, cwd, ref: session, via: sessionVia }, repo, targetSide] = await Promise.all([
     contexts,
-    freeEarly,
+    spaceRead,
     sessionChain,
     repoChain,
     target,
@@ -269,29 +232,25 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const targetCwd = cwdIn(placement.worktree, snap.relativeCwd);
   const sessionPlacement = adapter.placement(session, { ...targetCtx, cwd: targetCwd });
   const unit = await unitOf(session, sessionPlacement);
-  if (!targetAgentCli) warnings.push(`The ${kind} CLI is not on the login PATH of ${targetSide.host.label}; the agent will not start there.`);
-  const early = await freeEarly;
-  if (early.root === sessionPlacement.configRoot) requireSpace(targetSide, early.free, unit);
+  if (space.root === sessionPlacement.configRoot) requireSpace(targetSide, space.free, unit);
   else await checkDisk(targetSide, sessionPlacement.configRoot, unit);
   // A session file on the target changed since an earlier handoff left it: refused now, not after the quit.
   const [[sourceHerdr, targetHerdr], targetLeft] = await Promise.all([herdrChecked(() => look.then((l) => l.probe)), opts.overwrite ? null : refuseChangedSessionFiles(targetSide, sessionPlacement.configRoot, unit, look.then((l) => l.left))]);
   // Asked in the look, beside the rest.
   const targetIntegration = await integrations().then(integrationOf);
-  for (const p of new Set([sourceHerdr, targetHerdr])) if (p.version?.warning) warnings.push(p.version.warning);
 
   const statusBeforeQuit = await status.asked;
-  const sourceHandle = agent.agent_session?.value ?? (session.kind === 'pi' || session.kind === 'omp' ? session.file : session.id);
   return {
     id,
     opts,
     agent,
-    kind: kind as SupportedKind,
+    kind,
     adapter,
     process: proc,
     cwd,
     session,
     sessionVia,
-    sourceHandle,
+    sourceHandle: sourceHandleOf(agent, session),
     snapshot: snap,
     remotes,
     sourceCtx,
@@ -307,15 +266,10 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     targetHerdr,
     sourceHerdr,
     targetIntegration,
-    targetAgentCli,
+    targetAgentCli: space.agentCli,
     statusBeforeQuit,
-    warnings,
+    warnings: planWarnings(kind, targetSide.host.label, space.agentCli, [sourceHerdr, targetHerdr]),
   };
-}
-
-/** The agent's cwd in a worktree: the worktree plus the cwd relative to the repo root. */
-export function cwdIn(worktree: string, relativeCwd: string): string {
-  return relativeCwd ? `${worktree}/${relativeCwd}` : worktree;
 }
 
 /**
@@ -331,37 +285,13 @@ function keepDiscovery(sides: Sides, found: DiscoverResult, remotes: readonly Re
   sides.background(rememberCheckouts(sides.target.host.address, key, found.checkouts.map((c) => c.path)));
 }
 
-async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayout, remotes: RemoteOfRepo[], looked: DiscoveryLook | null, shared?: SharedScans): Promise<{ discovery: DiscoverResult | null; targetRepo: string; otherCheckouts: string[]; newBranch: boolean }> {
+async function chooseTargetRepo(sides: Sides, opts: SendOptions, snap: HeadLayout, remotes: RemoteOfRepo[], looked: DiscoveryLook | null, shared?: SharedScans): Promise<CheckoutChoice> {
   const { target } = sides;
-  if (opts.here) {
-    if (opts.dir && (await target.host.realpath(opts.dir).catch(() => opts.dir)) === snap.realRoot) {
-      throw new HandoffError('dir_is_source', `--dir names the agent's own checkout (${snap.repoRoot}).`, { fix: 'Name another checkout of the repository, or drop --dir to get a new worktree.' });
-    }
-    if (!opts.newWorktree && remotes.length > 0) {
-      const found = await discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun, ...(looked ? { looked } : {}), ...(shared ? { shared } : {}) }).catch((err: unknown) => {
-        if (opts.dir) throw err;
-        return null;
-      });
-      if (found) keepDiscovery(sides, found, remotes);
-      const others = found?.checkouts.filter((c) => !c.worktrees.some((w) => w.path === snap.repoRoot)) ?? [];
-      // --dir inside the agent's own repository (a subfolder, a linked worktree): say so rather
-      // than quietly making a new worktree instead of what was named.
-      if (opts.dir && found && others.length === 0) {
-        throw new HandoffError('dir_is_source', `--dir ${opts.dir} is part of the agent's own repository (${snap.repoRoot}).`, { fix: 'Name another checkout of the repository, or drop --dir to get a new worktree.' });
-      }
-      if (found && others.length > 0) {
-        return { discovery: found, targetRepo: others[0]!.path, otherCheckouts: others.slice(1).map((c) => c.path), newBranch: opts.newBranch };
-      }
-    }
-    // No other checkout: a new worktree of the same repository on a handoff/<session> branch.
-    return { discovery: null, targetRepo: snap.repoRoot, otherCheckouts: [], newBranch: true };
-  }
-  if (remotes.length === 0) {
-    throw new HandoffError('no_remote', `The repository ${snap.repoRoot} has no remote, so its checkout on ${target.host.label} cannot be found.`, {
-      fix: 'Add the remote the other machine cloned from (git remote add origin <url>), or use --here.',
-    });
-  }
-  const found = await discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun, ...(looked ? { looked } : {}), ...(shared ? { shared } : {}) });
-  keepDiscovery(sides, found, remotes);
-  return { discovery: found, targetRepo: found.checkout.path, otherCheckouts: found.checkouts.slice(1).map((c) => c.path), newBranch: opts.newBranch };
+  const dirReal = opts.here && opts.dir ? await target.host.realpath(opts.dir).catch(() => opts.dir ?? null) : null;
+  const search = checkoutSearch(opts, snap, remotes.length, dirReal);
+  if (search === 'none') return chooseCheckout(opts, snap, null);
+  const discovering = discoverCheckout({ target: target.host, remotes, branch: snap.branch, ...(opts.dir ? { dir: opts.dir } : {}), dryRun: opts.dryRun, ...(looked ? { looked } : {}), ...(shared ? { shared } : {}) });
+  const found = search === 'required' ? await discovering : await discovering.catch(() => null);
+  if (found) keepDiscovery(sides, found, remotes);
+  return chooseCheckout(opts, snap, found);
 }
