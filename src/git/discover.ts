@@ -84,8 +84,20 @@ const NOTHING_TO_SAVE: Promise<void> = Promise.resolve();
  * read) is awaited only to resolve a relative local-path remote. Local paths are resolved side by side.
  */
 export async function repoRemotes(host: Host, dir: string, root: string | Promise<string> = dir): Promise<RemoteOfRepo[]> {
-  const r = await git(host, dir, ['config', '-z', '--get-regexp', '^remote\\..*\\.url$'], { okCodes: [1] });
-  const entries = splitNul(r.stdout).flatMap((entry) => {
+  return remotesOf(host, (await remoteUrlsOf(host, dir)).stdout, dir, root);
+}
+
+/** The remotes' URLs as git prints them for REMOTE_URLS_ARGS (none: exit 1, not a failure). */
+export function remoteUrlsOf(host: Host, dir: string): Promise<RunResult> {
+  return git(host, dir, REMOTE_URLS_ARGS, { okCodes: [1] });
+}
+
+/** git's arguments that print each remote's URL (`remote.NAME.url`, a newline, the URL; NUL after each). */
+export const REMOTE_URLS_ARGS = ['config', '-z', '--get-regexp', '^remote\\..*\\.url$'] as const;
+
+/** The remotes in REMOTE_URLS_ARGS' output, as repoRemotes tells them (`dir`, `root`: see there). */
+export async function remotesOf(host: Host, output: string, dir: string, root: string | Promise<string> = dir): Promise<RemoteOfRepo[]> {
+  const entries = splitNul(output).flatMap((entry) => {
     const nl = entry.indexOf('\n');
     return nl < 0 ? [] : [{ name: entry.slice('remote.'.length, nl - '.url'.length), url: entry.slice(nl + 1) }];
   });

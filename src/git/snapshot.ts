@@ -74,7 +74,14 @@ export const LAYOUT_SCRIPT = [
 ].join('\n');
 
 export async function repoLayout(host: Host, cwd: string): Promise<HeadLayout> {
-  const r = await host.run(['/bin/sh', '-c', LAYOUT_SCRIPT], { cwd, env: { LC_ALL: 'C', GIT_OPTIONAL_LOCKS: '0' } });
+  return layoutOf(host, cwd, await host.run(['/bin/sh', '-c', LAYOUT_SCRIPT], { cwd, env: LAYOUT_ENV }));
+}
+
+/** The environment LAYOUT_SCRIPT runs in: git's messages as the parse expects them, no index refresh. */
+export const LAYOUT_ENV = { LC_ALL: 'C', GIT_OPTIONAL_LOCKS: '0' } as const;
+
+/** LAYOUT_SCRIPT's answer, run in `cwd` (a physical path: git's relative answers are relative to it). */
+export async function layoutOf(host: Host, cwd: string, r: RunResult): Promise<HeadLayout> {
   const lines = r.stdout.split('\n');
   const [top, gitDir, common, prefix, head, headTree, symbolic, real] = lines;
   if (r.exitCode !== 0) {

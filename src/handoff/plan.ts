@@ -7,12 +7,13 @@ import type { AgentInfo } from '../herdr/schemas.js';
 import type { IntegrationState } from '../herdr/integration.js';
 import type { HerdrProbe } from '../herdr/probe.js';
 import { recallCheckouts, rememberCheckouts } from '../git/checkout-memory.js';
-import { discoverCheckout, repoRemotes, type DiscoverResult, type DiscoveryLook, type RemoteOfRepo, type SharedScans } from '../git/discover.js';
+import { discoverCheckout, type DiscoverResult, type DiscoveryLook, type RemoteOfRepo, type SharedScans } from '../git/discover.js';
 import { checkDisk, requireSpace } from './disk.js';
 import { guessFromCache, ignoreLook, lookAtTarget, type TargetLook } from './target-look.js';
 import { checkPlacement } from '../git/place.js';
 import { readPlacementState } from '../git/placement-read.js';
-import { repoLayout, snapshotOf, type HeadLayout } from '../git/snapshot.js';
+import { snapshotOf, type HeadLayout } from '../git/snapshot.js';
+import { readSourceCheckout } from '../git/source-checkout.js';
 import { findAgent } from './find-agent.js';
 import type { SendOptions } from './options.js';
 import { refuseChangedSessionFiles } from './session-conflicts.js';
@@ -110,23 +111,20 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     return { proc, agentStarted };
   })();
   processChain.catch(() => undefined);
-  // herdr's foreground cwd when known: the repository, session and look then skip a herdr tick.
-  const cwdChain = (async () => {
-    return source.host.realpath(agentFolder(agent, agent.foreground_cwd ? null : (await processChain).proc));
-  })();
+  // herdr's foreground cwd when known: the repository, session and look then skip a herdr read.
+  const folder = (async () => agentFolder(agent, agent.foreground_cwd ? null : (await processChain).proc))();
+  folder.catch(() => undefined);
+  // The session is searched from the folder's realpath, beside the checkout's read.
+  const cwdChain = folder.then((f) => source.host.realpath(f));
   cwdChain.catch(() => undefined);
-  const sourceRepo = (async () => {
-    const cwd = await cwdChain;
-    // The remotes are read beside the layout (from the cwd: the same repository's config).
-    const layingOut = repoLayout(source.host, cwd);
-    const remoting = repoRemotes(source.host, cwd, layingOut.then((l) => l.repoRoot));
-    remoting.catch(() => undefined);
-    const layout = await layingOut;
-    // The snapshot (a few local git programs) is made while the target is looked at.
+  // The checkout (folder, remotes, layout) in one program; the snapshot (a few git programs) is
+  // made while the target is looked at.
+  const sourceRepo = folder.then(async (f) => {
+    const { cwd, layout, remotes } = await readSourceCheckout(source.host, f);
     const snapping = snapshotOf(source.host, layout);
     snapping.catch(() => undefined);
-    return { cwd, layout, snapping, remotes: await remoting };
-  })();
+    return { cwd, layout, snapping, remotes };
+  });
   sourceRepo.catch(() => undefined);
   const integrationOf = (states: IntegrationState[]) => states.find((s) => s.target === adapter.integration) ?? null;
   const unitOf = unitsOnce(adapter, source.host);

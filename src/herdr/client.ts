@@ -120,6 +120,9 @@ export class HerdrClient {
    * failed) the list is asked as `agentList` would.
    */
   async agentListBeside(probe: Promise<HerdrProbe>): Promise<AgentInfo[]> {
+    // Where the probe's own program listed them (see reach), that list.
+    const listed = this.prober.takeListed();
+    if (listed) return (await listed) ?? this.agentList();
     const socket = await this.prober.expectedSocket();
     const early = socket ? this.socket.readAt(socket, 'agent.list', {}, AgentListResult, 'agent list').catch(() => null) : Promise.resolve(null);
     await probe.catch(() => undefined);

@@ -1,8 +1,10 @@
 // Is herdr installed on a host, which version, is its server up? The full probe asks the CLI
 // (`status server`) and, from its answer, tells the socket transport where the server listens;
-// the quick one (`reach`) pings the socket where the CLI would look, starting no herdr process.
+// the quick one (`reach`) pings the socket where the CLI would look, starting no herdr process —
+// on this machine. Where a socket request costs a round trip and herdr's wait for its next read
+// (ssh), `reach` is the full probe with the agent list in the same program: one round trip.
 import type { Host, RunResult } from '../host/host.js';
-import { ServerStatus } from './schemas.js';
+import { AgentListResult, ServerStatus, type AgentInfo } from './schemas.js';
 import { checkHerdrVersion, type VersionCheck } from './version.js';
 import { expectedSocket } from './socket-path.js';
 import type { HerdrCli } from './cli-runner.js';
@@ -18,8 +20,36 @@ export interface HerdrProbe {
   socketMismatch?: { pinged: string; cli: string };
 }
 
-/** Prints herdr's path ($1, else the login PATH's) on a line, then execs `status server --json`. */
-const PROBE_SCRIPT = 'p=$1; [ -n "$p" ] || p=$(command -v herdr) || exit 127; case $p in /*) ;; *) exit 127;; esac; [ -x "$p" ] || exit 127; printf "%s\\n" "$p"; exec "$p" status server --json';
+/**
+ * Prints herdr's path ($1, else the login PATH's) and a NUL (a path may hold a newline), then `status server --json`. With a
+ * mark ($2), then that mark on a line of its own and `agent list` (its error, when the server is
+ * not there, is the CLI's to tell later: dropped here).
+ */
+export const PROBE_SCRIPT = [
+  'p=$1; [ -n "$p" ] || p=$(command -v herdr) || exit 127; case $p in /*) ;; *) exit 127;; esac; [ -x "$p" ] || exit 127; printf "%s\\0" "$p"',
+  '[ -n "$2" ] || exec "$p" status server --json',
+  '"$p" status server --json; s=$?; printf "\\n%s\\n" "$2"; "$p" agent list 2>/dev/null; exit "$s"',
+].join('\n');
+
+/** The line between the status and the agent list in PROBE_SCRIPT's answer. */
+const LIST_MARK = 'agent-handoff:agent-list';
+
+/** PROBE_SCRIPT's answer split at its mark: the status part, and the agent list's (null: not asked). */
+function splitAtList(stdout: string): { status: string; list: string | null } {
+  const at = stdout.lastIndexOf(`\n${LIST_MARK}\n`);
+  return at < 0 ? { status: stdout, list: null } : { status: stdout.slice(0, at + 1), list: stdout.slice(at + LIST_MARK.length + 2) };
+}
+
+/** The agents in PROBE_SCRIPT's list part; null when there is none or it is not herdr's list. */
+function agentsOf(list: string | null): AgentInfo[] | null {
+  if (!list?.trim()) return null;
+  try {
+    const parsed = AgentListResult.safeParse(JSON.parse(list.trim().split('\n').pop() ?? ''));
+    return parsed.success ? parsed.data.result.agents : null;
+  } catch {
+    return null;
+  }
+}
 
 function parseServerStatus(stdout: string): ServerStatus | null {
   try {
@@ -32,6 +62,8 @@ function parseServerStatus(stdout: string): ServerStatus | null {
 export class HerdrProber {
   private probing: Promise<HerdrProbe> | undefined;
   private reaching: Promise<HerdrProbe> | undefined;
+  /** The agents listed in the probe's own program (see reach), while that answer is news. */
+  private listedWithProbe: Promise<AgentInfo[] | null> | undefined;
 
   constructor(
     private readonly host: Host,
@@ -47,9 +79,9 @@ export class HerdrProber {
     return this.probing;
   }
 
-  /** The probe's program: find herdr on the login PATH and ask the server's status. */
-  probeArgv(): string[] {
-    return ['/bin/sh', '-c', PROBE_SCRIPT, 'sh', this.fixedBin ?? ''];
+  /** The probe's program: find herdr on the login PATH and ask the server's status (and, `withList`, its agents). */
+  probeArgv(withList = false): string[] {
+    return ['/bin/sh', '-c', PROBE_SCRIPT, 'sh', this.fixedBin ?? '', withList ? LIST_MARK : ''];
   }
 
   /** The probe, from the answer to `probeArgv` asked elsewhere (unless this probed already). */
@@ -65,11 +97,11 @@ export class HerdrProber {
   private async probeOf(r: RunResult): Promise<HerdrProbe> {
     // A running, compatible server reports its version, which the CLI shares (the protocol
     // matches); `--version` is asked only when the status cannot tell.
-    const nl = r.stdout.indexOf('\n');
-    const path = r.exitCode === 127 || nl < 1 ? null : r.stdout.slice(0, nl);
+    const end = r.stdout.indexOf('\0');
+    const path = r.exitCode === 127 || end < 1 ? null : r.stdout.slice(0, end);
     this.cli.learnBin(path);
     if (!path) return { path: null, version: null, server: 'not_installed', serverStatus: null };
-    const serverStatus = parseServerStatus(r.stdout.slice(nl + 1));
+    const serverStatus = parseServerStatus(splitAtList(r.stdout.slice(end + 1)).status);
     const told = serverStatus?.running && serverStatus.compatible !== false ? serverStatus.version : null;
     this.socket.use(told && serverStatus?.socket ? serverStatus.socket : null);
     const version = checkHerdrVersion(told ?? (await this.host.run([path, '--version'], { timeoutMs: this.cli.timeoutMs })).stdout);
@@ -78,10 +110,32 @@ export class HerdrProber {
     return { path, version, server: serverStatus?.running ? 'running' : 'not_running', serverStatus, ...(mismatch ? { socketMismatch: mismatch } : {}) };
   }
 
-  /** The quick probe (see HerdrClient.reach): a ping, else the full probe. */
+  /**
+   * The quick probe (see HerdrClient.reach): a ping, else the full probe. Where a socket request
+   * costs a round trip and herdr's wait for its next read, the full probe with the agent list:
+   * one program answers both in a round trip, where the ping alone took about three.
+   */
   reach(): Promise<HerdrProbe> {
-    this.reaching ??= this.reachOnce();
+    this.reaching ??= this.host.socketsCostARoundTrip ? this.probeWithList() : this.reachOnce();
     return this.reaching;
+  }
+
+  private probeWithList(): Promise<HerdrProbe> {
+    if (this.probing) return this.probing;
+    const answer = this.host.run(this.probeArgv(true), { timeoutMs: this.cli.timeoutMs });
+    this.listedWithProbe = answer.then((r) => agentsOf(splitAtList(r.stdout).list)).catch(() => null);
+    this.probing = answer.then((r) => this.probeOf(r));
+    return this.probing;
+  }
+
+  /**
+   * The agents the probe's program listed, taken once: a later list is asked anew. Null when
+   * the probe did not list them (or the list failed: the CLI, asked again, tells why).
+   */
+  takeListed(): Promise<AgentInfo[] | null> | null {
+    const listed = this.listedWithProbe;
+    this.listedWithProbe = undefined;
+    return listed ?? null;
   }
 
   private async reachOnce(): Promise<HerdrProbe> {

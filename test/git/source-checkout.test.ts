@@ -1,0 +1,122 @@
+// SOURCE_CHECKOUT_SCRIPT (src/git/source-checkout.ts): the agent's checkout read in one program,
+// under each POSIX shell. Its answer must be what the long way reads (realpath, then the layout
+// and the remotes, each on its own), for checkouts in hostile folders reached through links, with
+// hostile remote names and URLs; and its refusals those of the long way.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { HandoffError } from '../../src/errors.js';
+import { repoRemotes } from '../../src/git/discover.js';
+import { repoLayout } from '../../src/git/snapshot.js';
+import { readSourceCheckout, sourceCheckoutParts } from '../../src/git/source-checkout.js';
+import type { RunOptions, RunResult } from '../../src/host/host.js';
+import { LocalHost } from '../../src/host/local.js';
+import { canaryFolder, hostileFileNames } from '../host/hostile-args.js';
+import { POSIX_SHELLS } from '../helpers/posix-shells.js';
+import { cleanupTemp, g, tempDir, write } from './repos.js';
+
+afterAll(cleanupTemp);
+
+/** A LocalHost whose `/bin/sh` programs run under another POSIX shell. */
+class ShellHost extends LocalHost {
+  constructor(private readonly shell: readonly string[]) {
+    super();
+  }
+  override run(argv: readonly string[], opts?: RunOptions): Promise<RunResult> {
+    return super.run(argv[0] === '/bin/sh' ? [...this.shell, ...argv.slice(1)] : argv, opts);
+  }
+}
+
+/** The long way: what the plan read before, one question at a time. */
+async function longWay(host: LocalHost, folder: string) {
+  const cwd = await host.realpath(folder);
+  const layout = await repoLayout(host, cwd);
+  return { cwd, layout, remotes: await repoRemotes(host, cwd, layout.repoRoot) };
+}
+
+async function refusal(p: Promise<unknown>): Promise<string> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (err instanceof HandoffError) return err.code;
+  return err instanceof Error ? `${err.constructor.name}: ${err.message}` : String(err);
+}
+
+/** A committed repository at `dir` with `remotes` (name → URL) set in its config. */
+function repoAt(dir: string, remotes: [string, string][]): void {
+  fs.mkdirSync(dir, { recursive: true });
+  g(dir, 'init', '-q');
+  write(dir, 'sub/dir/file.txt', 'hello\n');
+  g(dir, 'add', '-A');
+  g(dir, 'commit', '-q', '-m', 'first');
+  for (const [name, url] of remotes) g(dir, 'config', `remote.${name}.url`, url);
+}
+
+describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('readSourceCheckout under %s', (_name, shell) => {
+  const host = new ShellHost(shell);
+
+  it('reads what the long way reads, for hostile folders through links and hostile remotes', async () => {
+    const root = tempDir('ah-source-co-');
+    const canaries = canaryFolder(root);
+    const names = hostileFileNames(canaries).filter((n) => !n.includes('\n'));
+    for (const [i, name] of names.slice(0, 10).entries()) {
+      const repo = path.join(root, `${i} ${name}`, 'repo');
+      const hostile = names[(i + 3) % names.length]!;
+      repoAt(repo, [
+        ['upstream', `https://example.invalid/${encodeURIComponent(hostile)}.git`],
+        [hostile.replace(/[.\s]/g, '_') || 'x', `git@example.invalid:team/${i}.git`],
+        ['origin', '../origin.git'],
+      ]);
+      // Reached through a link to a subfolder, as herdr may tell it.
+      const link = path.join(root, `link ${i}`);
+      fs.symlinkSync(path.join(repo, 'sub'), link);
+      const folder = path.join(link, 'dir');
+      const got = await readSourceCheckout(host, folder);
+      expect(got).toEqual(await longWay(host, folder));
+      expect(got.cwd).toBe(path.join(repo, 'sub', 'dir'));
+      expect(got.layout.relativeCwd).toBe('sub/dir');
+      expect(got.remotes[0]!.name).toBe('origin');
+      expect(got.remotes).toHaveLength(3);
+    }
+    expect(fs.readdirSync(canaries)).toEqual([]);
+  });
+
+  it('a linked worktree, a detached HEAD and no remote at all', async () => {
+    const root = tempDir('ah-source-co-');
+    const repo = path.join(root, 'main repo');
+    repoAt(repo, []);
+    const linked = path.join(root, "it's linked");
+    g(repo, 'worktree', 'add', '-q', '--detach', linked);
+    const got = await readSourceCheckout(host, linked);
+    expect(got).toEqual(await longWay(host, linked));
+    expect(got.remotes).toEqual([]);
+    expect(got.layout.branch).toBeNull();
+    expect(got.layout.commonDir).toBe(path.join(repo, '.git'));
+  });
+
+  it('refuses as the long way does: not a checkout, no commit yet, a folder that is gone', async () => {
+    const root = tempDir('ah-source-co-');
+    const plain = path.join(root, 'plain $(touch x)');
+    fs.mkdirSync(plain);
+    expect(await refusal(readSourceCheckout(host, plain))).toBe('not_a_repo');
+    const unborn = path.join(root, 'unborn');
+    fs.mkdirSync(unborn);
+    g(unborn, 'init', '-q');
+    expect(await refusal(readSourceCheckout(host, unborn))).toBe('unborn_head');
+    const gone = path.join(root, 'gone');
+    expect(await refusal(readSourceCheckout(host, gone))).toBe(await refusal(longWay(host, gone)));
+  });
+});
+
+describe('sourceCheckoutParts', () => {
+  const rows: [string, string, ReturnType<typeof sourceCheckoutParts>][] = [
+    ['no remotes', '/r\n\0\x001\0/r\nlayout', { cwd: '/r', urls: '', urlsExit: 1, layout: '/r\nlayout' }],
+    ['two remotes', '/r\n\0remote.a.url\nu1\0remote.b.url\nu2\0\x000\0L', { cwd: '/r', urls: 'remote.a.url\nu1\0remote.b.url\nu2\0', urlsExit: 0, layout: 'L' }],
+    ['a folder with a newline of its own', '/a\nb\n\0\x001\0L', { cwd: '/a\nb', urls: '', urlsExit: 1, layout: 'L' }],
+    ['cut before the URLs end', '/r\n\0remote.a.url\nu1\0', null],
+    ['cut before git’s exit ends', '/r\n\0\x001', null],
+    ['nothing', '', null],
+  ];
+  for (const [what, stdout, expected] of rows) it(what, () => expect(sourceCheckoutParts(stdout)).toEqual(expected));
+});
