@@ -114,11 +114,8 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   // herdr's foreground cwd when known: the repository, session and look then skip a herdr read.
   const folder = (async () => agentFolder(agent, agent.foreground_cwd ? null : (await processChain).proc))();
   folder.catch(() => undefined);
-  // The session is searched from the folder's realpath, beside the checkout's read.
-  const cwdChain = folder.then((f) => source.host.realpath(f));
-  cwdChain.catch(() => undefined);
-  // The checkout (folder, remotes, layout) in one program; the snapshot (a few git programs) is
-  // made while the target is looked at.
+  // The checkout (its folder with links resolved, remotes, layout) in one program; the snapshot
+  // (a few git programs) is made while the target is looked at, the session searched from the folder.
   const sourceRepo = folder.then(async (f) => {
     const { cwd, layout, remotes } = await readSourceCheckout(source.host, f);
     const snapping = snapshotOf(source.host, layout);
@@ -126,6 +123,8 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
     return { cwd, layout, snapping, remotes };
   });
   sourceRepo.catch(() => undefined);
+  const cwdChain = sourceRepo.then((r) => r.cwd);
+  cwdChain.catch(() => undefined);
   const integrationOf = (states: IntegrationState[]) => states.find((s) => s.target === adapter.integration) ?? null;
   const unitOf = unitsOnce(adapter, source.host);
   // Only when the session cannot be found: the source's integration explains why.

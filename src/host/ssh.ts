@@ -134,13 +134,16 @@ export class SshHost implements Host {
   }
 
   /**
-   * Open what nearly every use needs — the login probe, a command shell and the SFTP channel —
+   * Open what nearly every use needs — the login probe, two command shells and the SFTP channel —
    * side by side right after the handshake, so their round trips overlap each other and whatever
-   * the caller does meanwhile (loading modules, local work). Failures surface on first real use.
+   * the caller does meanwhile (loading modules, local work). Two shells: a plan's first programs
+   * go two at a time (the lock beside the checkout's read), and a program that finds no idle
+   * shell costs a round trip more on a channel of its own. Failures surface on first real use.
    */
   private warmUp(): void {
     const ignore = (): undefined => undefined;
     this.info().catch(ignore);
+    this.shells.openBeside();
     this.shells.openBeside();
     this.sftp.channel().catch(ignore);
   }

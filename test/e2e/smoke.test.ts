@@ -73,10 +73,15 @@ describe('world smoke', () => {
       expect(await quick.ping()).toBe(true);
       expect((await quick.agentList()).find((a) => a.name === name)?.agent_session).toEqual(listed.agent_session);
       expect(host.counters.commands).toBe(commands);
-      // The quick probe: the ping's version, and the CLI only looked up on the PATH.
-      const reached = await new HerdrClient(host).reach();
-      expect(reached).toMatchObject({ server: 'running', version: { version: herdrVersionOf(world.herdrKind), ok: true }, serverStatus: null });
+      // The quick probe over ssh: the full probe with the agents, in one program (a ping alone
+      // costs about three round trips there) and no socket request.
+      const reaching = new HerdrClient(host);
+      const reachedProbe = reaching.reach();
+      const listedWithIt = await reaching.agentListBeside(reachedProbe);
+      const reached = await reachedProbe;
+      expect(reached).toMatchObject({ server: 'running', version: { version: herdrVersionOf(world.herdrKind), ok: true }, serverStatus: { running: true, socket: expect.stringMatching(/herdr\.sock$/) } });
       expect(reached.path).toMatch(/\/herdr$/);
+      expect(listedWithIt.find((a) => a.name === name)?.agent_session).toEqual(listed.agent_session);
       expect(host.counters.commands).toBe(commands + 1);
       // Screen reads take the socket too, and say what the CLI says.
       const cliRead = await host.run(['herdr', 'pane', 'read', agent!.pane, '--source', 'visible']);

@@ -1,0 +1,57 @@
+// What the plan reads of the source once it knows the agent, all at once: the agent's program,
+// its checkout (folder, remotes, layout) with the snapshot started on it, and its session. Each
+// is a promise the plan awaits where it needs it: the target's look goes out as soon as the
+// checkout and the session are known, while the snapshot is still being made.
+import type { Adapter, SessionRef, SideCtx } from '../../adapters/adapter.js';
+import { sideCtx } from '../../adapters/adapter.js';
+import type { RemoteOfRepo } from '../git/discover.js';
+import type { IntegrationState } from '../herdr/integration.js';
+import type { AgentInfo, ProcessInfo } from '../herdr/schemas.js';
+import { snapshotOf, type HeadLayout, type Snapshot } from '../git/snapshot.js';
+import { readSourceCheckout } from '../git/source-checkout.js';
+import { findSession } from './find-session.js';
+import type { SendOptions } from './options.js';
+import { agentFolder, agentProcess } from './plan-rules.js';
+import { agentStartedAt } from './process-age.js';
+import type { Side } from './sides.js';
+
+export interface SourceReads {
+  /** The source's paths and folders (home, the agent's config root). */
+  ctx: Promise<SideCtx>;
+  /** The agent's program (argv, pid, cwd). */
+  process: Promise<ProcessInfo>;
+  /** The agent's checkout, and its snapshot being made. */
+  checkout: Promise<{ cwd: string; layout: HeadLayout; remotes: RemoteOfRepo[]; snapshot: Promise<Snapshot> }>;
+  /** The agent's session as found, and how. */
+  session: Promise<{ cwd: string; ref: SessionRef; via: 'herdr' | 'option' | 'handoff' | 'guess' }>;
+}
+
+/** Start every read of the source about `agent`; none is awaited here. */
+export function readSource(source: Side, agent: AgentInfo, adapter: Adapter, opts: SendOptions): SourceReads {
+  const ctx = quiet(sideCtx(source.host));
+  const process = quiet(source.herdr.processInfo(agent.pane_id).then((info) => agentProcess(info, agent.pane_id, source.host.label)));
+  let started: Promise<number> | undefined;
+  const agentStarted = (): Promise<number> => (started ??= process.then((p) => agentStartedAt(source.host, p.pid)));
+  // herdr's foreground cwd when known: the checkout, session and look then skip a herdr read.
+  const folder = quiet(agent.foreground_cwd ? Promise.resolve(agentFolder(agent, null)) : process.then((p) => agentFolder(agent, p)));
+  // The checkout (its folder with links resolved, remotes, layout) in one program; the snapshot
+  // (a few git programs) is made while the target is looked at.
+  const checkout = quiet(
+    folder.then(async (f) => {
+      const { cwd, layout, remotes } = await readSourceCheckout(source.host, f);
+      return { cwd, layout, remotes, snapshot: quiet(snapshotOf(source.host, layout)) };
+    }),
+  );
+  // Only when the session cannot be found: the source's integration explains why.
+  const sourceIntegration = async (): Promise<IntegrationState | null> => (await source.herdr.integrationStatus().catch(() => [] as IntegrationState[])).find((s) => s.target === adapter.integration) ?? null;
+  const session = quiet(
+    Promise.all([checkout, ctx]).then(async ([{ cwd }, c]) => ({ cwd, ...(await findSession(source, adapter, agent, opts, c, cwd, agentStarted, sourceIntegration)) })),
+  );
+  return { ctx, process, checkout, session };
+}
+
+/** A promise whose rejection is handled where it is awaited, not reported as unhandled meanwhile. */
+function quiet<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
+}
