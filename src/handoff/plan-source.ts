@@ -9,6 +9,7 @@ import type { IntegrationState } from '../herdr/integration.js';
 import type { AgentInfo, ProcessInfo } from '../herdr/schemas.js';
 import { snapshotOf, type HeadLayout, type Snapshot } from '../git/snapshot.js';
 import { readSourceCheckout } from '../git/source-checkout.js';
+import { quiet } from '../quiet.js';
 import { findSession } from './find-session.js';
 import type { SendOptions } from './options.js';
 import { agentFolder, agentProcess } from './plan-rules.js';
@@ -48,10 +49,4 @@ export function readSource(source: Side, agent: AgentInfo, adapter: Adapter, opt
     Promise.all([checkout, ctx]).then(async ([{ cwd }, c]) => ({ cwd, ...(await findSession(source, adapter, agent, opts, c, cwd, agentStarted, sourceIntegration)) })),
   );
   return { ctx, process, checkout, session };
-}
-
-/** A promise whose rejection is handled where it is awaited, not reported as unhandled meanwhile. */
-function quiet<T>(p: Promise<T>): Promise<T> {
-  p.catch(() => undefined);
-  return p;
 }
