@@ -8,6 +8,9 @@ import { Journal, newHandoffId, stateDir } from '../handoff/journal.js';
 import { acquireLock, heldFor, inProgress, localLiveness, lockHolder, paneLockKey, sessionLockKey, type HeldLock, type LockOwner } from '../handoff/lock.js';
 import { findAgent, sessionIdOf } from '../handoff/find-agent.js';
 import type { AgentInfo } from '../herdr/schemas.js';
+import type { SessionRef } from '../../adapters/adapter.js';
+import type { SupportedKind } from '../result.js';
+import { quiet } from '../quiet.js';
 import { hostStateDir } from '../handoff/marker.js';
 import { processStartId } from '../handoff/process-age.js';
 import { isBatch, type SendOptions } from '../handoff/options.js';
@@ -39,6 +42,9 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
   const connecting = progress.step('connecting', () => opening.sides);
   connecting.catch(() => undefined);
   const locks: HeldLock[] = [];
+  // The session's lock while it is being taken, until it is held in `locks`; none once this ends.
+  let sessionLocking: Promise<HeldLock> | null = null;
+  let ended = false;
   try {
     const source = await opening.source;
     const controller = os.hostname();
@@ -54,12 +60,21 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
     const listing = source.herdr.agentListBeside(sourceHerdrProbe(source, opening.sameHost));
     listing.catch(() => undefined);
     const claiming = claimAgent(source, listing, opts.agent, { stateDir: stateOnSource, owner, isAlive, take: !opts.dryRun && !opts.self });
+    // The session too: two panes resuming one session are one agent. Taken as soon as the plan
+    // found the session (on a remote source, a round trip less after the plan), always after the
+    // pane lock and never waited for, so two sends can never hold one each and wait on each other.
+    const herdrServer = herdrServerOf(source.info);
+    const lockSession = (agent: AgentInfo, kind: SupportedKind, session: SessionRef): void => {
+      if (opts.dryRun || opts.self || ended) return;
+      const sessionOwner = { ...owner, agent: agent.name ?? null, pane: agent.pane_id, herdr_server: herdrServer, session: session.id };
+      sessionLocking = quiet(claiming.then(() => acquireLock(source.host, { stateDir: stateOnSource, key: sessionLockKey(kind, session.id), owner: sessionOwner, isAlive })));
+    };
     const planning = (async () => {
       if (expect) {
         // --self helper: wait for the agent's turn to end before planning.
         await progress.step('waiting for the agent to finish its turn', () => source.herdr.agentWait(expect.pane, ['idle', 'done'], opts.waitTimeoutS * 1000));
       }
-      return progress.step('planning', () => buildPlan({ id, opts, source, sameHost: opening.sameHost, sides: connecting, earlyTarget: opening.earlyTarget, callerPane: expect ? undefined : ctx.env.HERDR_PANE_ID, ...(expect ? {} : { agents: listing }) }));
+      return progress.step('planning', () => buildPlan({ id, opts, source, sameHost: opening.sameHost, sides: connecting, earlyTarget: opening.earlyTarget, callerPane: expect ? undefined : ctx.env.HERDR_PANE_ID, ...(expect ? {} : { agents: listing }), sessionFound: lockSession }));
     })();
     const [claimed, planned] = await Promise.allSettled([claiming, planning]);
     if (claimed.status === 'fulfilled' && claimed.value.lock) locks.push(claimed.value.lock);
@@ -83,16 +98,15 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
       if (claim.running) throw inProgress(claim.running.holder, claim.running.dir, claim.running.alive);
       return { result: await deferSelf(plan, sides, opts, ctx, planJson(plan, sides)), exitCode: 0 };
     }
-    const herdrServer = herdrServerOf(source.info);
     const lockOwner = { ...owner, agent: plan.agent.name ?? null, pane: plan.agent.pane_id, herdr_server: herdrServer, session: plan.session.id };
     if (claim.pane !== plan.agent.pane_id) {
       // The name moved to another pane between the two looks: lock the pane the plan moves.
       await releaseLocks(locks);
       locks.push(await acquireLock(sides.source.host, { stateDir: stateOnSource, key: paneLockKey(plan.agent.pane_id, herdrServer), owner: lockOwner, isAlive }));
     }
-    // The session too: two panes resuming one session are one agent. Always taken after the pane
-    // lock and never waited for, so two sends can never hold one each and wait on each other.
-    locks.push(await acquireLock(sides.source.host, { stateDir: stateOnSource, key: sessionLockKey(plan.kind, plan.session.id), owner: lockOwner, isAlive }));
+    const sessionLock = await (sessionLocking ?? acquireLock(sides.source.host, { stateDir: stateOnSource, key: sessionLockKey(plan.kind, plan.session.id), owner: lockOwner, isAlive }));
+    sessionLocking = null;
+    locks.push(sessionLock);
     const journal = openJournal(stateDir(ctx.env), plan, sides, owner);
     return await withAbortOnSignals(async (signal) => {
       try {
@@ -108,6 +122,10 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
       }
     });
   } finally {
+    // A session lock taken for a plan that then failed goes too.
+    ended = true;
+    const unclaimed = await (sessionLocking as Promise<HeldLock> | null)?.catch(() => null);
+    if (unclaimed) locks.push(unclaimed);
     await releaseLocks(locks);
     await opening.close();
   }

@@ -6,7 +6,8 @@
 // placement-decide.ts). Read-only on both machines: no refs, no files, no index, no cache. (A
 // snapshot writes git objects that nothing references; git's gc removes them in time.)
 import { adapterFor } from '../../adapters/index.js';
-import type { Adapter } from '../../adapters/adapter.js';
+import type { Adapter, SessionRef } from '../../adapters/adapter.js';
+import type { SupportedKind } from '../result.js';
 import type { AgentInfo } from '../herdr/schemas.js';
 import type { IntegrationState } from '../herdr/integration.js';
 import type { HerdrProbe } from '../herdr/probe.js';
@@ -49,6 +50,8 @@ export interface PlanInput {
   scans?: SharedScans;
   /** The source's agents as the caller just listed them (else the plan lists them). */
   agents?: Promise<AgentInfo[]>;
+  /** Told the agent's session as soon as it is found, before the plan is made (a send locks it then). */
+  sessionFound?: (agent: AgentInfo, kind: SupportedKind, session: SessionRef) => void;
 }
 
 /**
@@ -97,6 +100,8 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
 
   // 2. The source, all at once: the agent's program, its checkout (and snapshot), its session.
   const src = readSource(source, agent, adapter, opts);
+  const { sessionFound } = input;
+  if (sessionFound) src.session.then((found) => sessionFound(agent, kind, found.ref), () => undefined);
   const unitOf = unitsOnce(adapter, source.host);
   // Quitting only when idle (codex, --wait): the status asked again as the look goes out.
   let statusAsked: Promise<AgentStatusRead | null> | null = null;

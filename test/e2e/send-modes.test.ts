@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorld } from '../helpers/world.js';
 import { gitAs, handoff, herdr, herdrOk, makeProject, screen, startFakeAgent, waitFor, waitForScreen, withAgentControl, writeAs, type Project, type StartedAgent } from '../helpers/e2e.js';
 import { runAsSync, type World, type WorldUser } from '../world/machines.js';
+import { locks, paneLockOf } from './crash-helpers.js';
 import { codexRootOf, herdrCodexHookTrusted, trustHerdrCodexHook, untrustCodexHooks, withCodexHooks } from '../helpers/codex-hooks.js';
 
 let world: World;
@@ -181,12 +182,16 @@ describe('send --here', () => {
     const agent = await startIdle(laptop, 'pi', p.laptop, name);
     writeAs(laptop, path.join(p.laptop, 'notes.txt'), 'untracked before --new-worktree\n');
 
+    const looked = await send([name, '--here', '--new-worktree', '--dry-run']);
+    const sessionId = (looked.json as { plan: { session: { id: string } } }).plan.session.id;
     const refused = await send([name, '--here', '--dir', p.laptop]);
     expect(refused.json, JSON.stringify(refused.json)).toMatchObject({ ok: false, code: 'dir_is_source' });
     expect(refused.code).toBe(1);
     const inside = await send([name, '--here', '--dir', path.join(p.laptop, 'src')]);
     expect(inside.json, JSON.stringify(inside.json)).toMatchObject({ ok: false, code: 'dir_is_source' });
     expect((await agentNamed(laptop, name))?.pane_id).toBe(agent.pane);
+    // A refused plan leaves no lock: not the pane's, nor the session's (taken once the session was found).
+    expect(locks(laptop).filter((l) => l.includes(sessionId) || l === paneLockOf(laptop, agent.pane))).toEqual([]);
 
     const r = await send([name, '--here', '--new-worktree', '--no-focus']);
     expectOk(r);
