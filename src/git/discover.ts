@@ -84,12 +84,8 @@ const NOTHING_TO_SAVE: Promise<void> = Promise.resolve();
  * read) is awaited only to resolve a relative local-path remote. Local paths are resolved side by side.
  */
 export async function repoRemotes(host: Host, dir: string, root: string | Promise<string> = dir): Promise<RemoteOfRepo[]> {
-  return remotesOf(host, (await remoteUrlsOf(host, dir)).stdout, dir, root);
-}
-
-/** The remotes' URLs as git prints them for REMOTE_URLS_ARGS (none: exit 1, not a failure). */
-export function remoteUrlsOf(host: Host, dir: string): Promise<RunResult> {
-  return git(host, dir, REMOTE_URLS_ARGS, { okCodes: [1] });
+  // No remote: exit 1, not a failure.
+  return remotesOf(host, (await git(host, dir, REMOTE_URLS_ARGS, { okCodes: [1] })).stdout, dir, root);
 }
 
 /** git's arguments that print each remote's URL (`remote.NAME.url`, a newline, the URL; NUL after each). */

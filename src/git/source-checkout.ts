@@ -2,7 +2,7 @@
 // the repository's remotes, and its layout with HEAD. On a source across a link (--from) that is
 // one round trip where a realpath, then the layout beside the remotes, took two or three.
 import type { Host } from '../host/host.js';
-import { REMOTE_URLS_ARGS, remoteUrlsOf, remotesOf, type RemoteOfRepo } from './discover.js';
+import { REMOTE_URLS_ARGS, remotesOf, repoRemotes, type RemoteOfRepo } from './discover.js';
 import { gitFailed } from './git.js';
 import { LAYOUT_ENV, LAYOUT_SCRIPT, layoutOf, repoLayout, type HeadLayout } from './snapshot.js';
 
@@ -60,7 +60,7 @@ export async function readSourceCheckout(host: Host, folder: string): Promise<So
     // The folder went (or the answer was cut): read the long way, which tells why.
     const cwd = await host.realpath(folder);
     const layout = await repoLayout(host, cwd);
-    return { cwd, layout, remotes: await remotesOf(host, (await remoteUrlsOf(host, cwd)).stdout, cwd, layout.repoRoot) };
+    return { cwd, layout, remotes: await repoRemotes(host, cwd, layout.repoRoot) };
   }
   // A checkout that is broken is best told by the layout; then git's own failure on the URLs.
   const layout = await layoutOf(host, parts.cwd, { ...r, stdout: parts.layout });

@@ -13,7 +13,7 @@ import type { Placement } from '../../adapters/adapter.js';
 import { hostStateDir } from './marker.js';
 import { sessionIntent } from './intents.js';
 import type { Member } from './member.js';
-import { cwdIn } from './plan.js';
+import { cwdIn } from './plan-rules.js';
 import { copySessionUnit } from './session-copy.js';
 import type { Sides } from './sides.js';
 import { agentsAfterPaneReleased, PANE_RELEASE_MS } from './quit.js';

@@ -12,6 +12,7 @@ import { readSourceCheckout } from '../git/source-checkout.js';
 import { quiet } from '../quiet.js';
 import { findSession } from './find-session.js';
 import type { SendOptions } from './options.js';
+import type { Plan } from './plan-data.js';
 import { agentFolder, agentProcess } from './plan-rules.js';
 import { agentStartedAt } from './process-age.js';
 import type { Side } from './sides.js';
@@ -24,7 +25,7 @@ export interface SourceReads {
   /** The agent's checkout, and its snapshot being made. */
   checkout: Promise<{ cwd: string; layout: HeadLayout; remotes: RemoteOfRepo[]; snapshot: Promise<Snapshot> }>;
   /** The agent's session as found, and how. */
-  session: Promise<{ cwd: string; ref: SessionRef; via: 'herdr' | 'option' | 'handoff' | 'guess' }>;
+  session: Promise<{ cwd: string; ref: SessionRef; via: Plan['sessionVia'] }>;
 }
 
 /** Start every read of the source about `agent`; none is awaited here. */

@@ -31,7 +31,6 @@ import { checkoutSearch, chooseCheckout, cwdIn, movableKind, planWarnings, requi
 import type { Plan } from './plan-data.js';
 
 export type { Plan };
-export { cwdIn };
 
 export interface PlanInput {
   id: string;

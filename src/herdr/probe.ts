@@ -21,9 +21,9 @@ export interface HerdrProbe {
 }
 
 /**
- * Prints herdr's path ($1, else the login PATH's) and a NUL (a path may hold a newline), then `status server --json`. With a
- * mark ($2), then that mark on a line of its own and `agent list` (its error, when the server is
- * not there, is the CLI's to tell later: dropped here).
+ * Prints herdr's path ($1, else the login PATH's) and a NUL (a path may hold a newline), then
+ * `status server --json`. With a mark ($2), then that mark on a line of its own and `agent list`
+ * (its error, when the server is not there, is the CLI's to tell later: dropped here).
  */
 export const PROBE_SCRIPT = [
   'p=$1; [ -n "$p" ] || p=$(command -v herdr) || exit 127; case $p in /*) ;; *) exit 127;; esac; [ -x "$p" ] || exit 127; printf "%s\\0" "$p"',
