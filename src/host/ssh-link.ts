@@ -19,6 +19,8 @@ const MAX_FORWARDS = 32;
 export class SshLink {
   /** Session channels (exec, SFTP): below sshd's MaxSessions. */
   readonly slots: Slots;
+  /** The channels open at once (sshd's MaxSessions as configured here). */
+  readonly channelLimit: number;
   private readonly forwards = new Slots(MAX_FORWARDS);
   readonly counts = { handshakes: 0, channels: 0, commands: 0, sftpRequests: 0 };
   /** Told once when the connection goes; each listener removes itself when its operation ends. */
@@ -38,7 +40,8 @@ export class SshLink {
     maxChannels: number,
   ) {
     this.counts.handshakes = hops.length;
-    this.slots = new Slots(Math.max(2, maxChannels));
+    this.channelLimit = Math.max(2, maxChannels);
+    this.slots = new Slots(this.channelLimit);
     for (const hop of hops) {
       hop.client.on('error', (err: SshError) => this.connectionLost(err));
       hop.client.on('close', () => this.connectionLost(undefined));

@@ -5,7 +5,10 @@ import { killChannel } from './ssh-channel-end.js';
 import type { SshLink } from './ssh-link.js';
 import { CommandShell, shellLoop } from './ssh-shell.js';
 
-/** Each shell keeps one channel slot; the rest stay for streams, SFTP and parallel commands. */
+/**
+ * Each shell keeps one channel slot for the life of the connection; the rest stay for SFTP (one
+ * for good) and for streams and parallel commands (at least one), so fewer where sshd allows few.
+ */
 const MAX_SHELLS = 3;
 
 export class ShellPool {
@@ -28,7 +31,8 @@ export class ShellPool {
    * than on a shell still opening). Failures surface as the shell's absence.
    */
   openBeside(): void {
-    if (this.shells.length + this.opening >= MAX_SHELLS || this.link.lost) return;
+    const most = Math.max(1, Math.min(MAX_SHELLS, this.link.channelLimit - 2));
+    if (this.shells.length + this.opening >= most || this.link.lost) return;
     this.opening++;
     this.link
       .openExec(shellLoop(this.mark))
