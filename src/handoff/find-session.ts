@@ -13,8 +13,11 @@ import type { Plan } from './plan.js';
 import type { Side } from './sides.js';
 import { isOurAgent, readStarted, startedDir } from './started-agents.js';
 
-/** The session: herdr's handle, else --session, else the adapter's guess. */
-export async function findSession(side: Side, adapter: Adapter, agent: AgentInfo, opts: SendOptions, ctx: SideCtx, cwd: string, agentStarted: () => Promise<number>, integrationOf: () => Promise<IntegrationState | null>): Promise<{ ref: SessionRef; via: Plan['sessionVia'] }> {
+/**
+ * The session: herdr's handle, else --session, else the adapter's guess. The agent's folder
+ * (`cwd`, links resolved) is awaited only for a guess: a handle is located without it.
+ */
+export async function findSession(side: Side, adapter: Adapter, agent: AgentInfo, opts: SendOptions, ctx: SideCtx, cwdRead: Promise<string>, agentStarted: () => Promise<number>, integrationOf: () => Promise<IntegrationState | null>): Promise<{ ref: SessionRef; via: Plan['sessionVia'] }> {
   if (opts.session) {
     const handle: SessionHandle = opts.session.includes('/') || opts.session.endsWith('.jsonl') ? { kind: 'path', value: opts.session } : { kind: 'id', value: opts.session };
     return { ref: await adapter.locate(side.host, handle, ctx), via: 'option' };
@@ -22,8 +25,8 @@ export async function findSession(side: Side, adapter: Adapter, agent: AgentInfo
   if (agent.agent_session) {
     return { ref: await adapter.locate(side.host, { kind: agent.agent_session.kind, value: agent.agent_session.value }, ctx), via: 'herdr' };
   }
-  // Only now is the agent's start time needed (a `ps` on the source).
-  const [startedAtMs, ours] = await Promise.all([agentStarted(), readStarted(side.host, startedDir(hostStateDir(side.info)), agent.pane_id)]);
+  // Only now are the agent's start time (a `ps` on the source) and its folder needed.
+  const [startedAtMs, ours, cwd] = await Promise.all([agentStarted(), readStarted(side.host, startedDir(hostStateDir(side.info)), agent.pane_id), cwdRead]);
   // An agent this tool started there: the session it resumed is known, whatever herdr's hook did.
   if (ours && isOurAgent(ours, { kind: adapter.kind, cwd, processStartedMs: startedAtMs })) {
     const ref = await adapter.locate(side.host, ours.handle, ctx).catch(() => null);

@@ -46,8 +46,8 @@ export function readSource(source: Side, agent: AgentInfo, adapter: Adapter, opt
   );
   // Only when the session cannot be found: the source's integration explains why.
   const sourceIntegration = async (): Promise<IntegrationState | null> => (await source.herdr.integrationStatus().catch(() => [] as IntegrationState[])).find((s) => s.target === adapter.integration) ?? null;
-  const session = quiet(
-    Promise.all([checkout, ctx]).then(async ([{ cwd }, c]) => ({ cwd, ...(await findSession(source, adapter, agent, opts, c, cwd, agentStarted, sourceIntegration)) })),
-  );
+  // Located beside the checkout's read when herdr knows the session (its folder is only for a guess).
+  const cwd = quiet(checkout.then((c) => c.cwd));
+  const session = quiet(ctx.then(async (c) => ({ ...(await findSession(source, adapter, agent, opts, c, cwd, agentStarted, sourceIntegration)), cwd: await cwd })));
   return { ctx, process, checkout, session };
 }
