@@ -124,8 +124,7 @@ export class HerdrProber {
     if (this.probing) return this.probing;
     const answer = this.host.run(this.probeArgv(true), { timeoutMs: this.cli.timeoutMs });
     this.listedWithProbe = answer.then((r) => agentsOf(splitAtList(r.stdout).list)).catch(() => null);
-    this.probing = answer.then((r) => this.probeOf(r));
-    return this.probing;
+    return this.probeAnswered(answer);
   }
 
   /**

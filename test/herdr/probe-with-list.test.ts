@@ -6,14 +6,13 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Duplex } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HerdrClient } from '../../src/herdr/client.js';
 import { HerdrError } from '../../src/herdr/herdr-error.js';
 import { PROBE_SCRIPT } from '../../src/herdr/probe.js';
-import type { RunOptions, RunResult } from '../../src/host/host.js';
 import { LocalHost } from '../../src/host/local.js';
 import { canaryFolder, hostileFileNames } from '../host/hostile-args.js';
+import { LinkedHost } from '../helpers/linked-host.js';
 import { POSIX_SHELLS } from '../helpers/posix-shells.js';
 import { tempDirs } from '../helpers/temp-dirs.js';
 import { startThrowaway, type Throwaway } from './throwaway.js';
@@ -82,21 +81,6 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('PROBE_SCRIPT 
     expect(r.stderr).toBe('');
   });
 });
-
-/** A LocalHost taken for one across a link (sockets cost a round trip), keeping its programs and socket requests. */
-class LinkedHost extends LocalHost {
-  override readonly socketsCostARoundTrip = true;
-  readonly ran: string[][] = [];
-  readonly requests: string[] = [];
-  override run(argv: readonly string[], opts?: RunOptions): Promise<RunResult> {
-    this.ran.push([...argv]);
-    return super.run(argv, opts);
-  }
-  override connectSocket(p: string, opts?: { first?: string }): Promise<Duplex> {
-    if (opts?.first !== undefined) this.requests.push(opts.first);
-    return super.connectSocket(p, opts);
-  }
-}
 
 const FAKE_PI = `#!/usr/bin/env node
 process.stdout.write('fake pi\\n> ');

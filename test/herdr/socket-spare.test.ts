@@ -6,19 +6,8 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HerdrClient } from '../../src/herdr/client.js';
 import { SPARE_FRESH_MS } from '../../src/herdr/socket-transport.js';
-import { LocalHost } from '../../src/host/local.js';
-import type { Duplex } from 'node:stream';
+import { LinkedHost } from '../helpers/linked-host.js';
 import { startThrowaway, type Throwaway } from './throwaway.js';
-
-/** A LocalHost taken for one across a link (sockets cost a round trip), counting the connections it opens. */
-class LinkedHost extends LocalHost {
-  override readonly socketsCostARoundTrip = true;
-  connections = 0;
-  override connectSocket(p: string, opts?: { first?: string }): Promise<Duplex> {
-    this.connections++;
-    return super.connectSocket(p, opts);
-  }
-}
 
 let h: Throwaway;
 

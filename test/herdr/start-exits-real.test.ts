@@ -10,12 +10,8 @@ import { omp } from '../../adapters/index.js';
 import { HerdrClient } from '../../src/herdr/client.js';
 import { openPane, startAgent } from '../../src/handoff/start.js';
 import { LocalHost } from '../../src/host/local.js';
+import { LinkedHost } from '../helpers/linked-host.js';
 import { startThrowaway, type Throwaway } from './throwaway.js';
-
-/** A host on which herdr is followed as over ssh: by a watch program, not by polls. */
-class WatchedHost extends LocalHost {
-  override readonly socketsCostARoundTrip = true;
-}
 
 // A start-up file that runs a program (herdr calls the pane busy until the shell has its
 // foreground back), and one that only keeps the shell itself busy (herdr takes the pane at once,
@@ -61,9 +57,9 @@ describe.each<[string, string, typeof LocalHost]>([
   ['a prompt drawn at once, polled', '', LocalHost],
   ['a prompt after a program, polled', SLEEPS, LocalHost],
   ['a prompt after the shell is busy, polled', COUNTS, LocalHost],
-  ['a prompt drawn at once, watched', '', WatchedHost],
-  ['a prompt after a program, watched', SLEEPS, WatchedHost],
-  ['a prompt after the shell is busy, watched', COUNTS, WatchedHost],
+  ['a prompt drawn at once, watched', '', LinkedHost],
+  ['a prompt after a program, watched', SLEEPS, LinkedHost],
+  ['a prompt after the shell is busy, watched', COUNTS, LinkedHost],
 ])('real herdr, an agent gone at once: %s', (_what, rcHead, Kind) => {
   const { herdr, home } = withGoneAgent(rcHead, Kind);
 
