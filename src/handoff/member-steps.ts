@@ -16,12 +16,13 @@ import type { Member } from './member.js';
 import { cwdIn } from './plan-rules.js';
 import { copySessionUnit } from './session-copy.js';
 import type { Sides } from './sides.js';
-import { agentsAfterPaneReleased, PANE_RELEASE_MS } from './quit.js';
+import { agentsAfterPaneReleased, PANE_RELEASE_MS, quitAgent, type QuitResult } from './quit.js';
 import { openPane, startAgent, toAgentName, uniqueAgentName, type AgentPane, type StartResult } from './start.js';
 import { checkTargetFiles, verify } from './verify.js';
 import { HandoffError } from '../errors.js';
 import { handleOf, recordStarted, startedDir, startedFile } from './started-agents.js';
 import { gone } from './rollback.js';
+import type { SideWork } from './side-work.js';
 
 /** The temp-name tag copySessionUnit gives the session copy (src/handoff/session-copy.ts). */
 export function sessionCopyTag(id: string): string {
@@ -37,8 +38,8 @@ export interface SessionCopied {
   leftRecorded: Promise<void>;
 }
 
-/** What one agent reads early, while it quits (read-only; each user checks it is for what it then does). */
-export interface EarlyReads {
+/** What one agent's session copy and start read, asked while it quits (read-only; each user checks it is for what it then does). */
+export interface StartReads {
   /** The session's destinations as planned. */
   look: Promise<DestinationLook | null>;
   /** What the source's agent trusts of herdr's hook. */
@@ -47,19 +48,34 @@ export interface EarlyReads {
   targetHooks: Promise<HookLook | null> | null;
 }
 
-export function earlyReads(m: Member, sides: Sides, besides: <T>(p: Promise<T>) => Promise<T>): EarlyReads {
+export function readsForStart(m: Member, sides: Sides, side: SideWork): StartReads {
   const { plan } = m;
   const { source, target } = sides;
   const root = plan.sessionPlacement.configRoot;
   const hookTrust = plan.adapter.hookTrust;
   return {
-    look: besides(lookAtDestinations(target.host, root, plan.unit.map((e) => destinationUnder(root, e.dest))).catch(() => null)),
-    sourceHooks: hookTrust ? besides(hookTrust.look(source.host, plan.sourceCtx, plan.cwd)) : null,
+    look: side.add(lookAtDestinations(target.host, root, plan.unit.map((e) => destinationUnder(root, e.dest))).catch(() => null)),
+    sourceHooks: hookTrust ? side.add(hookTrust.look(source.host, plan.sourceCtx, plan.cwd)) : null,
     // In its home: the target cwd may not exist yet, and only the user's own hooks count.
     targetHooks: hookTrust
-      ? besides(plan.targetIntegration?.status === 'current' ? hookTrust.look(target.host, plan.targetCtx, plan.targetCtx.home).catch(() => null) : Promise.resolve(null))
+      ? side.add(plan.targetIntegration?.status === 'current' ? hookTrust.look(target.host, plan.targetCtx, plan.targetCtx.home).catch(() => null) : Promise.resolve(null))
       : null,
   };
+}
+
+/**
+ * Quit the agent at the source. Recorded before the keys go out: a controller killed mid-quit
+ * leaves a journal from which `recover` restarts the agent (or clears the typed quit text) instead
+ * of "nothing changed". `beside`: what goes beside the quit, begun once it is recorded.
+ */
+export function quitStep(m: Member, sides: Sides, beside: () => unknown): Promise<QuitResult> {
+  const { plan } = m;
+  return m.steps.run('quit', m.says(`quitting the ${plan.kind} agent`), async () => {
+    const restartArgs = plan.adapter.resumeArgv(plan.sourceHandle, plan.opts.agentArgs).slice(1);
+    m.record({ kind: 'quit', pane: plan.agent.pane_id, name: plan.agent.name ?? null, agentKind: plan.adapter.herdrKind, restartArgs });
+    void beside();
+    return quitAgent(sides.source.herdr, plan.agent.pane_id, plan.kind, plan.adapter.quit, plan.adapter.classifyScreen, { timeoutMs: plan.opts.timeoutS * 1000 });
+  });
 }
 
 /**
@@ -76,11 +92,11 @@ export function copySession(m: Member, sides: Sides, worktree: string, look: Pro
     const sessionPlacement = plan.adapter.placement(plan.session, { ...plan.targetCtx, cwd: cwdIn(worktree, plan.snapshot.relativeCwd) });
     // The unit as the quit left it (sizes and times are final now).
     const unit = await plan.adapter.unit(source.host, plan.session, sessionPlacement);
-    // One look at the destinations serves the intent and the copy (the early one when it is for these).
+    // One look at the destinations serves the intent and the copy (the one asked during the quit when it is for these).
     const root = sessionPlacement.configRoot;
     const dests = unit.map((e) => destinationUnder(root, e.dest));
-    const early = await look;
-    const looked = early && early.root === root && early.dests.join('\0') === dests.join('\0') ? Promise.resolve(early) : lookAtDestinations(target.host, root, dests);
+    const asked = await look;
+    const looked = asked && asked.root === root && asked.dests.join('\0') === dests.join('\0') ? Promise.resolve(asked) : lookAtDestinations(target.host, root, dests);
     looked.catch(() => undefined);
     m.record(await sessionIntent(looked, unit, sessionCopyTag(plan.id)));
     const sourceState = hostStateDir(source.info);
@@ -103,7 +119,7 @@ export function copySession(m: Member, sides: Sides, worktree: string, look: Pro
   });
 }
 
-/** The session copied for where the work landed: the early copy, or another when it landed elsewhere. */
+/** The session copied for where the work landed: the copy made after the quit, or another when it landed elsewhere. */
 export async function sessionFor(m: Member, sides: Sides, copying: Promise<SessionCopied>, worktree: string, markerWritten: () => Promise<unknown>): Promise<SessionCopied> {
   const copied = await copying;
   if (worktree === m.plan.placement.worktree) return copied;
@@ -215,8 +231,8 @@ export interface Started {
 export async function startOnTarget(
   m: Member,
   sides: Sides,
-  at: { snap: Snapshot; worktree: string; session: SessionCopied; early: EarlyReads; integration: (m: Member) => Promise<boolean>; seat: Seat },
-  besides: <T>(p: Promise<T>) => Promise<T>,
+  at: { snap: Snapshot; worktree: string; session: SessionCopied; reads: StartReads; integration: (m: Member) => Promise<boolean>; seat: Seat },
+  side: SideWork,
 ): Promise<Started> {
   const { plan } = m;
   const { source, target } = sides;
@@ -224,20 +240,20 @@ export async function startOnTarget(
   const targetCwd = cwdIn(at.worktree, at.snap.relativeCwd);
   // The target's files are checked while the agent starts there (the check reads git and the
   // session files only); its answer is awaited by the verify step, after the start.
-  const filesChecked = besides(checkTargetFiles(plan, sides, at.snap, at.worktree, at.session.out));
+  const filesChecked = side.add(checkTargetFiles(plan, sides, at.snap, at.worktree, at.session.out));
   const integrationInstalled = await m.steps.run('integration', m.says('checking the herdr integration on the target'), () => at.integration(m));
   // After our install, herdr's new hook would wait for review in the agent: its trust is
   // carried when the source trusts the very same hook.
   const hookTrust = adapter.hookTrust;
   const hookTrusted =
-    hookTrust && at.early.sourceHooks
+    hookTrust && at.reads.sourceHooks
       ? await m.steps.run('hook_trust', m.says(`checking the trust of herdr's hook on ${target.host.label}`), async () =>
           hookTrust.carry({
             target: target.host,
             ctx: plan.targetCtx,
             cwd: targetCwd,
-            source: await (at.early.sourceHooks as Promise<HookLook>),
-            early: integrationInstalled ? null : at.early.targetHooks,
+            source: await (at.reads.sourceHooks as Promise<HookLook>),
+            early: integrationInstalled ? null : at.reads.targetHooks,
             sourceLabel: source.host.label,
             tag: sessionCopyTag(plan.id),
             allowed: opts.trust,
@@ -252,7 +268,7 @@ export async function startOnTarget(
     const name = await at.seat.name;
     // The target is told which session the agent resumes while it starts (journaled first: a
     // rollback from here on removes it).
-    recorded = besides(recordStartedAgent(m, sides, { ...pane, name }, { cwd: targetCwd, handle: at.session.sessionPlacement.handle, startedMs }));
+    recorded = side.add(recordStartedAgent(m, sides, { ...pane, name }, { cwd: targetCwd, handle: at.session.sessionPlacement.handle, startedMs }));
     return startAgent(target.herdr, {
       pane,
       name,

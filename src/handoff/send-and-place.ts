@@ -30,7 +30,7 @@ export interface WorkMove {
   /** The target refs' commits the source has too (the pack need not carry them). */
   commonTips: Promise<string[]>;
   /** The placement's intent as planned, asked while the agents quit. */
-  intentEarly: Promise<PlacementIntent>;
+  plannedIntent: Promise<PlacementIntent>;
 }
 
 /** Send a snapshot's HEAD and work to the target and place it there (undoing `replacing` first, exactly). */
@@ -82,10 +82,10 @@ export async function placeWork(w: WorkMove, s: Snapshot, sending: Promise<Trans
       ...(how.read ? { read: Promise.resolve(how.read) } : {}),
       commitsOn: { host: source.host, repo: s.repoRoot },
       beforeChanges: async (p) => {
-        // The intent asked early is for the placement planned; another one is asked now.
-        const early = await w.intentEarly;
-        const planned = early.repo === p.repo && early.branch === p.branch && early.mode === p.mode && early.worktree === p.worktree && early.branchTip === p.branchTip;
-        w.record({ ...(planned ? early : await placementIntent(target.host, p)), head: s.head, wip: s.snapshot });
+        // The intent asked while the agents quit is for the placement planned; another one is asked now.
+        const asked = await w.plannedIntent;
+        const planned = asked.repo === p.repo && asked.branch === p.branch && asked.mode === p.mode && asked.worktree === p.worktree && asked.branchTip === p.branchTip;
+        w.record({ ...(planned ? asked : await placementIntent(target.host, p)), head: s.head, wip: s.snapshot });
       },
     });
     w.record({ kind: 'placement', record: rec });
