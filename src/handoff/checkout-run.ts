@@ -90,6 +90,6 @@ export class CheckoutRun {
   }
 }
 
-export function asHandoffError(err: unknown): HandoffError {
+function asHandoffError(err: unknown): HandoffError {
   return err instanceof HandoffError ? err : new HandoffError('internal', err instanceof Error ? err.message : String(err));
 }
