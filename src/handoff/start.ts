@@ -93,7 +93,7 @@ export interface StartResult {
 }
 
 /** `agent start` while the fresh pane's shell is not yet at its prompt (`agent_pane_busy`). */
-async function startWithRetry(herdr: HerdrClient, req: StartRequest, name: string, pane: string): Promise<{ agent: AgentInfo; argv: string[] } | null> {
+async function startWithRetry(herdr: HerdrClient, req: StartRequest, name: string, pane: string): Promise<{ agent: AgentInfo; argv: string[]; screen: string | null } | null> {
   const deadline = Date.now() + 10_000;
   // The screen read ahead is the pane's before the first try only.
   let screenBefore = req.screenBefore;
@@ -139,8 +139,13 @@ export function stillLaunching(screen: string, typed: readonly string[]): boolea
   return command !== '' && shown.endsWith(command);
 }
 
-/** The pane's first screen drawn by the agent (or what it shows when the bound runs out). */
-async function firstScreen(herdr: HerdrClient, pane: string, typed: readonly string[], boundMs: number): Promise<string> {
+/**
+ * The pane's first screen drawn by the agent (or what it shows when the bound runs out). `known`:
+ * the screen as herdr found the agent ready, when the start brought it; read only while that is
+ * still the launch.
+ */
+async function firstScreen(herdr: HerdrClient, pane: string, typed: readonly string[], boundMs: number, known: string | null): Promise<string> {
+  if (known !== null && !stillLaunching(known, typed)) return known;
   const deadline = Date.now() + boundMs;
   for (;;) {
     const screen = await herdr.read(pane, { source: 'visible' });
@@ -182,7 +187,7 @@ export async function startAgent(herdr: HerdrClient, req: StartRequest): Promise
   const readyAtStart = started?.agent.interactive_ready === true && started.agent.agent_status !== 'blocked';
   const listedBeside = readyAtStart ? herdr.agentList() : null;
   listedBeside?.catch(() => undefined);
-  await onScreen(req.classify(await firstScreen(herdr, paneId, typed, Math.min(FIRST_SCREEN_MS, req.timeoutMs))));
+  await onScreen(req.classify(await firstScreen(herdr, paneId, typed, Math.min(FIRST_SCREEN_MS, req.timeoutMs), started?.screen ?? null)));
   const pastStart = readyAtStart && trust !== 'answered';
   if (!pastStart) await sleep(300);
   let live = (await (pastStart && listedBeside ? listedBeside : herdr.agentList())).find((a) => a.pane_id === paneId);

@@ -143,8 +143,10 @@ export class HerdrClient {
    * out its whole --timeout when the program was gone before herdr looked. Without the socket:
    * the CLI. `screenBefore`: the pane's screen read moments before (while the caller waited for
    * something else); a blank one says the shell had not drawn yet, and the screen is read now.
+   * `screen`: the pane's visible screen when the agent was found interactive, where the watch
+   * brought it (over ssh); null otherwise.
    */
-  async agentStart(name: string, kind: string, pane: string, args: readonly string[], timeoutMs = 30_000, screenBefore?: Promise<string | null>): Promise<{ agent: AgentInfo; argv: string[] }> {
+  async agentStart(name: string, kind: string, pane: string, args: readonly string[], timeoutMs = 30_000, screenBefore?: Promise<string | null>): Promise<{ agent: AgentInfo; argv: string[]; screen: string | null }> {
     const params = { name, kind, pane_id: pane, args: [...args], timeout_ms: timeoutMs };
     const early = await screenBefore?.catch(() => null);
     const before = early?.trim() ? early : this.socket.known ? await this.read(pane, { source: 'visible' }).catch(() => null) : null;
@@ -153,10 +155,11 @@ export class HerdrClient {
       // Once it is ready, its first screen is read and herdr's list asked side by side (start.ts).
       this.socket.prepareSpares(2);
       const argv = launched.result.argv ?? [kind, ...args];
-      return { agent: await untilInteractive(this, await this.startRounds(name, pane, timeoutMs), name, pane, { before, argv }, timeoutMs), argv };
+      const ready = await untilInteractive(this, await this.startRounds(name, pane, timeoutMs), name, pane, { before, argv }, timeoutMs);
+      return { agent: ready.info, argv, screen: ready.screen };
     }
     const r = await this.cli.json(['agent', 'start', name, '--kind', kind, '--pane', pane, '--timeout', String(timeoutMs), '--', ...args], AgentStartedResult, timeoutMs);
-    return { agent: r.result.agent, argv: r.result.argv ?? [] };
+    return { agent: r.result.agent, argv: r.result.argv ?? [], screen: null };
   }
 
   /**

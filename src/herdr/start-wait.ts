@@ -17,6 +17,14 @@ const LOOK_AFTER_MS = 1_000;
 export interface StartRound {
   got: { info: AgentInfo } | { err: unknown };
   shellOwns: boolean;
+  /** The pane's visible screen when the look brought it (a watch does when herdr's answer changed), else null. */
+  screen: string | null;
+}
+
+/** The agent interactive, and its pane's screen as the look that found it so brought it (null: not brought). */
+export interface Interactive {
+  info: AgentInfo;
+  screen: string | null;
 }
 
 /** Where the looks come from: polls from here, or a watch on the agent's host (start-watch.ts). */
@@ -41,7 +49,7 @@ export function polledRounds(herdr: HerdrClient, name: string, pane: string): St
         ),
         looking ? shellInForeground(herdr, pane) : Promise.resolve(false),
       ]);
-      return { got, shellOwns };
+      return { got, shellOwns, screen: null };
     },
     stop: () => undefined,
   };
@@ -71,7 +79,7 @@ export function watchedRounds(watch: StartWatch, otherwise: () => StartRounds): 
         return giveWay(looking);
       }
       if (rounds++ === 0 && 'err' in round.agent && !isHerdrsAnswer(round.agent.err)) return giveWay(looking);
-      return { got: round.agent, shellOwns: looking && !!round.processes && shellOwnsForeground(round.processes) };
+      return { got: round.agent, shellOwns: looking && !!round.processes && shellOwnsForeground(round.processes), screen: round.screen };
     },
     stop: () => {
       watch.stop();
@@ -81,7 +89,7 @@ export function watchedRounds(watch: StartWatch, otherwise: () => StartRounds): 
 }
 
 /** Follow a launched agent until it is interactive (at a prompt, or at a screen that waits). */
-export async function untilInteractive(herdr: HerdrClient, rounds: StartRounds, name: string, pane: string, typed: { before: string | null; argv: readonly string[] }, timeoutMs: number): Promise<AgentInfo> {
+export async function untilInteractive(herdr: HerdrClient, rounds: StartRounds, name: string, pane: string, typed: { before: string | null; argv: readonly string[] }, timeoutMs: number): Promise<Interactive> {
   try {
     return await follow(herdr, rounds, name, pane, typed, timeoutMs);
   } finally {
@@ -89,23 +97,23 @@ export async function untilInteractive(herdr: HerdrClient, rounds: StartRounds, 
   }
 }
 
-async function follow(herdr: HerdrClient, rounds: StartRounds, name: string, pane: string, typed: { before: string | null; argv: readonly string[] }, timeoutMs: number): Promise<AgentInfo> {
+async function follow(herdr: HerdrClient, rounds: StartRounds, name: string, pane: string, typed: { before: string | null; argv: readonly string[] }, timeoutMs: number): Promise<Interactive> {
   const started = Date.now();
   const deadline = started + timeoutMs;
   const exited = () => new HerdrError('agent_start_failed', 'agent process exited before becoming interactive', herdr.host.label);
   let backAtShell = 0;
   for (;;) {
     const looking = typed.before !== null && Date.now() - started > LOOK_AFTER_MS;
-    const { got, shellOwns } = await rounds.next(looking);
+    const { got, shellOwns, screen } = await rounds.next(looking);
     if ('err' in got) {
       if (got.err instanceof HerdrError && got.err.herdrCode === 'agent_not_found') throw exited();
       throw got.err;
     }
     const info = got.info;
-    if (info.interactive_ready === true && ['idle', 'blocked', 'done'].includes(String(info.agent_status))) return info;
+    if (info.interactive_ready === true && ['idle', 'blocked', 'done'].includes(String(info.agent_status))) return { info, screen };
     // Waiting at a screen during startup (folder trust): herdr's CLI calls that not ready; the
     // caller reads the screen and answers it.
-    if (info.agent_status === 'blocked') return info;
+    if (info.agent_status === 'blocked') return { info, screen };
     if (info.launch_pending !== true && info.interactive_ready !== true) throw exited();
     // Twice in a row, so a shell between two programs of a launcher is not taken for the end.
     if (looking) {

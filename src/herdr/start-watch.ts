@@ -13,10 +13,12 @@ import { HerdrError } from './herdr-error.js';
 import type { HerdrCli } from './cli-runner.js';
 import { AgentInfoResult, ProcessInfoResult, type AgentInfo, type PaneProcessInfo } from './schemas.js';
 
-/** One round of the watch: herdr's answer about the agent, and about the pane's processes. */
+/** One round of the watch: herdr's answer about the agent, about the pane's processes, and the pane's screen. */
 export interface WatchRound {
   agent: { info: AgentInfo } | { err: unknown };
   processes: PaneProcessInfo | null;
+  /** The visible screen, read in a round whose answer about the agent changed (null: not read, or unreadable). */
+  screen: string | null;
 }
 
 /**
@@ -24,9 +26,12 @@ export interface WatchRound {
  * Each round asks both questions side by side and prints "<mark> A <exit>", the agent answer
  * (stdout and stderr), "<mark> P <exit>", the process answer, then "<mark> ." — each mark on a
  * line of its own. An answer the same as the one before is only "<mark> A <exit> =" (while the
- * agent launches, herdr says the same thing round after round). It ends when its stdin ends (the
- * caller's word) or its output is closed. (A background job's stdin is /dev/null unless given:
- * the stdin watcher gets it as fd 3.)
+ * agent launches, herdr says the same thing round after round). In a round whose agent answer
+ * changed (the agent is ready, say), the pane's visible screen is read once it is given and
+ * printed as "<mark> S <exit>" and the text, before the round's end: the caller then has the
+ * agent's first screen without asking for it (a round trip and herdr's wait over ssh). It ends
+ * when its stdin ends (the caller's word) or its output is closed. (A background job's stdin is
+ * /dev/null unless given: the stdin watcher gets it as fd 3.)
  */
 export const WATCH_START_PROGRAM = `umask 077
 b=$1; name=$2; pane=$3; mark=$4; pause=$5
@@ -37,7 +42,7 @@ main=$$
 exec 3<&0
 ( cat <&3 >/dev/null; kill -TERM "$main" 2>/dev/null ) >/dev/null 2>&1 &
 exec 3<&-
-: >"$t/a0"; : >"$t/p0"
+: >"$t/a0"; : >"$t/p0"; : >"$t/s0"
 say() {
   if cmp -s "$t/$1" "$t/\${1}0"; then printf '%s %s %s =\\n' "$mark" "$2" "$3"
   else printf '%s %s %s\\n' "$mark" "$2" "$3"; cat "$t/$1"; printf '\\n'; cp "$t/$1" "$t/\${1}0"; fi
@@ -45,8 +50,9 @@ say() {
 while :; do
   "$b" pane process-info --pane "$pane" >"$t/p" 2>&1 </dev/null & p=$!
   "$b" agent get "$name" >"$t/a" 2>&1 </dev/null; ra=$?
+  rs=; cmp -s "$t/a" "$t/a0" || { "$b" pane read "$pane" --source visible >"$t/s" 2>&1 </dev/null; rs=$?; }
   wait "$p"; rp=$?
-  { say a A "$ra" && say p P "$rp" && printf '%s .\\n' "$mark"; } || exit 0
+  { say a A "$ra" && say p P "$rp" && { [ -z "$rs" ] || say s S "$rs"; } && printf '%s .\\n' "$mark"; } || exit 0
   sleep "$pause" 2>/dev/null || sleep 1
 done`;
 
@@ -58,10 +64,10 @@ export function watchStartArgv(bin: string, name: string, pane: string, mark: st
 /** Rounds from the watch's output, as complete rounds arrive (the parser holds at most one round). */
 export class WatchParser {
   private buffered = '';
-  private round: { a?: { code: number; text: string }; p?: { code: number; text: string } } = {};
-  private part: { key: 'a' | 'p'; code: number; lines: string[] } | null = null;
+  private round: { a?: { code: number; text: string }; p?: { code: number; text: string }; s?: { code: number; text: string } } = {};
+  private part: { key: 'a' | 'p' | 's'; code: number; lines: string[] } | null = null;
   /** The last text of each answer, for one the watch says is the same again. */
-  private last: { a: string; p: string } = { a: '', p: '' };
+  private last: { a: string; p: string; s: string } = { a: '', p: '', s: '' };
 
   constructor(
     private readonly mark: string,
@@ -81,10 +87,10 @@ export class WatchParser {
 
   private line(text: string): void {
     const head = text.startsWith(`${this.mark} `) ? text.slice(this.mark.length + 1) : null;
-    const opened = head ? /^([AP]) (\d+)( =)?$/.exec(head) : null;
+    const opened = head ? /^([APS]) (\d+)( =)?$/.exec(head) : null;
     if (head !== null && (opened || head === '.')) this.close();
     if (opened) {
-      const key = opened[1] === 'A' ? 'a' : 'p';
+      const key = opened[1] === 'A' ? 'a' : opened[1] === 'P' ? 'p' : 's';
       this.part = { key, code: Number(opened[2]), lines: opened[3] ? [this.last[key]] : [] };
     } else if (head === '.') this.finish();
     else this.part?.lines.push(text);
@@ -99,10 +105,10 @@ export class WatchParser {
   }
 
   private finish(): void {
-    const { a, p } = this.round;
+    const { a, p, s } = this.round;
     this.round = {};
     if (!a) return;
-    this.onRound({ agent: this.agentOf(a), processes: p ? processesOf(p) : null });
+    this.onRound({ agent: this.agentOf(a), processes: p ? processesOf(p) : null, screen: s && s.code === 0 ? s.text : null });
   }
 
   /** The agent's answer as the CLI's own reading of it would give (herdr's error envelope → HerdrError). */

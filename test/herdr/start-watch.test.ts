@@ -26,7 +26,8 @@ const notFound = JSON.stringify({ id: 'cli:agent:get', error: { code: 'agent_not
 
 /**
  * A herdr stand-in: logs each call's arguments (each ended by a NUL) in a file of its own, and answers
- * `agent get` from a counter: launching twice, then ready; `pane process-info` always the same.
+ * `agent get` from a counter: launching twice, then ready; `pane process-info` always the same;
+ * `pane read` the screen of the round it was asked in (no newline at its end, as herdr's).
  */
 function fakeHerdr(dir: string): string {
   const bin = path.join(dir, 'herdr');
@@ -38,7 +39,7 @@ function fakeHerdr(dir: string): string {
       // A file per call: the two questions of a round run at once, and their writes would interleave.
       'f=$(mktemp "$d/call.XXXXXX") && printf "%s\\0" "$@" >"$f"',
       'case $1 in',
-      `  pane) printf '%s\\n' '${processJson}' ;;`,
+      `  pane) if [ "$2" = read ]; then printf '%s' "screen of round $(cat "$d/n" 2>/dev/null || echo 0)"; else printf '%s\\n' '${processJson}'; fi ;;`,
       '  agent) n=$(cat "$d/n" 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" >"$d/n"',
       `    if [ "$n" -le 2 ]; then printf '%s\\n' '${agentJson('unknown', true)}'; else printf '%s\\n' '${agentJson('idle', false)}'; fi ;;`,
       'esac',
@@ -63,7 +64,7 @@ function watchUnder(shell: readonly string[], args: string[], rounds: number): P
 }
 
 describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('the watch program under %s', (_name, shell) => {
-  it('asks herdr about the agent and its pane with the names as data, round after round, and ends when its stdin does', async () => {
+  it('asks herdr about the agent and its pane with the names as data, round after round, reads the screen when the agent changed, and ends when its stdin does', async () => {
     const canaries = tmp();
     const hostile = hostileArgs(canaries).filter((h) => h.length < 1000 && h !== '');
     for (const [i, name] of hostile.entries()) {
@@ -77,14 +78,18 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('the watch pro
         .filter((f) => f.startsWith('call.'))
         .map((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\0').slice(0, -1));
       expect(calls.filter((c) => c[0] === 'agent').length).toBeGreaterThanOrEqual(4);
-      expect(calls.filter((c) => c[0] === 'pane').length).toBeGreaterThanOrEqual(4);
+      const processCalls = calls.filter((c) => c[0] === 'pane' && c[1] === 'process-info');
+      const screenCalls = calls.filter((c) => c[0] === 'pane' && c[1] === 'read');
+      expect(processCalls.length).toBeGreaterThanOrEqual(4);
       expect(calls.filter((c) => c[0] === 'agent').every((c) => c.join('\0') === ['agent', 'get', name].join('\0'))).toBe(true);
-      expect(calls.filter((c) => c[0] === 'pane').every((c) => c.join('\0') === ['pane', 'process-info', '--pane', pane].join('\0'))).toBe(true);
+      expect(processCalls.every((c) => c.join('\0') === ['pane', 'process-info', '--pane', pane].join('\0'))).toBe(true);
+      // The screen only in rounds whose answer about the agent changed: the first and the third.
+      expect(screenCalls.map((c) => c.join('\0'))).toEqual([0, 1].map(() => ['pane', 'read', pane, '--source', 'visible'].join('\0')));
       // Whole answers when they change, "=" when herdr said the same again.
       const rounds = out.split(`${MARK} .\n`).slice(0, 4);
-      expect(rounds[0]).toBe(`${MARK} A 0\n${agentJson('unknown', true)}\n\n${MARK} P 0\n${processJson}\n\n`);
+      expect(rounds[0]).toBe(`${MARK} A 0\n${agentJson('unknown', true)}\n\n${MARK} P 0\n${processJson}\n\n${MARK} S 0\nscreen of round 1\n`);
       expect(rounds[1]).toBe(`${MARK} A 0 =\n${MARK} P 0 =\n`);
-      expect(rounds[2]).toBe(`${MARK} A 0\n${agentJson('idle', false)}\n\n${MARK} P 0 =\n`);
+      expect(rounds[2]).toBe(`${MARK} A 0\n${agentJson('idle', false)}\n\n${MARK} P 0 =\n${MARK} S 0\nscreen of round 3\n`);
       expect(rounds[3]).toBe(`${MARK} A 0 =\n${MARK} P 0 =\n`);
     }
     expect(fs.readdirSync(canaries)).toEqual([]);
@@ -104,7 +109,7 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('the watch pro
       });
       p.on('close', () => resolve(text));
     });
-    expect(out.startsWith(`${MARK} A 1\n${notFound}\n\n${MARK} P 1\n${notFound}\n\n${MARK} .\n`)).toBe(true);
+    expect(out.startsWith(`${MARK} A 1\n${notFound}\n\n${MARK} P 1\n${notFound}\n\n${MARK} S 1\n${notFound}\n\n${MARK} .\n`)).toBe(true);
     expect(fs.readdirSync(tmpdir)).toEqual([]);
   }, 30_000);
 });
@@ -117,10 +122,14 @@ describe('WatchParser', () => {
     for (const c of chunks) parser.push(c);
     return rounds;
   };
+  // A screen keeps its own end: herdr prints it with no newline of its own, or with some.
+  const screen = `${MARK} is not at the start of this line\n  Trust this folder? (y/n)\n\n`;
   const stream = [
-    `${MARK} A 0\n${agentJson('unknown', true)}\n\n${MARK} P 0\n${processJson}\n\n${MARK} .\n`,
+    `${MARK} A 0\n${agentJson('unknown', true)}\n\n${MARK} P 0\n${processJson}\n\n${MARK} S 0\n$ pi --resume\n${MARK} .\n`,
     `${MARK} A 0 =\n${MARK} P 0 =\n${MARK} .\n`,
-    `${MARK} A 1\n${notFound}\n\n${MARK} P 1\nnot json\n\n${MARK} .\n`,
+    `${MARK} A 1\n${notFound}\n\n${MARK} P 1\nnot json\n\n${MARK} S 0\n${screen}\n${MARK} .\n`,
+    `${MARK} A 1 =\n${MARK} P 1 =\n${MARK} S 0 =\n${MARK} .\n`,
+    `${MARK} A 0\n${agentJson('idle', false)}\n\n${MARK} P 0 =\n${MARK} S 1\n${notFound}\n\n${MARK} .\n`,
   ].join('');
 
   it('gives each round once it is complete, however the stream is cut, with "=" meaning the answer before', () => {
@@ -128,14 +137,21 @@ describe('WatchParser', () => {
       const chunks: string[] = [];
       for (let i = 0; i < stream.length; i += size) chunks.push(stream.slice(i, i + size));
       const rounds = parse(chunks);
-      expect(rounds).toHaveLength(3);
+      expect(rounds).toHaveLength(5);
       expect(rounds[0]!.agent).toMatchObject({ info: { agent_status: 'unknown', launch_pending: true } });
       expect(rounds[0]!.processes).toMatchObject({ shell_pid: 10, foreground_process_group_id: 20 });
-      expect(rounds[1]).toEqual(rounds[0]);
+      expect(rounds[0]!.screen).toBe('$ pi --resume');
+      // No screen read in a round whose answer about the agent did not change.
+      expect(rounds[1]).toEqual({ ...rounds[0], screen: null });
       const err = (rounds[2]!.agent as { err: unknown }).err;
       expect(err).toBeInstanceOf(HerdrError);
       expect((err as HerdrError).herdrCode).toBe('agent_not_found');
       expect(rounds[2]!.processes).toBeNull();
+      expect(rounds[2]!.screen).toBe(screen);
+      expect(rounds[3]!.screen).toBe(screen);
+      // A screen herdr could not read is none.
+      expect(rounds[4]!.agent).toMatchObject({ info: { agent_status: 'idle' } });
+      expect(rounds[4]!.screen).toBeNull();
     }
   });
 
@@ -202,26 +218,26 @@ describe('watchedRounds', () => {
     return w;
   };
   const polls = (): StartRounds & { asked: number } => {
-    const p = { asked: 0, next: async (): Promise<StartRound> => (p.asked++, { got: { info }, shellOwns: false }), stop: () => undefined };
+    const p = { asked: 0, next: async (): Promise<StartRound> => (p.asked++, { got: { info }, shellOwns: false, screen: null }), stop: () => undefined };
     return p;
   };
 
-  it("gives the watch's rounds, the pane's shell counted only once looking", async () => {
+  it("gives the watch's rounds with their screens, the pane's shell counted only once looking", async () => {
     const shellOwns = { ...processes, foreground_process_group_id: processes.shell_pid };
     const fallback = polls();
-    const rounds = watchedRounds(scripted([{ agent: { info }, processes: shellOwns }, { agent: { info }, processes: shellOwns }]), () => fallback);
-    expect(await rounds.next(false)).toEqual({ got: { info }, shellOwns: false });
-    expect(await rounds.next(true)).toEqual({ got: { info }, shellOwns: true });
+    const rounds = watchedRounds(scripted([{ agent: { info }, processes: shellOwns, screen: 'Trust this folder?' }, { agent: { info }, processes: shellOwns, screen: null }]), () => fallback);
+    expect(await rounds.next(false)).toEqual({ got: { info }, shellOwns: false, screen: 'Trust this folder?' });
+    expect(await rounds.next(true)).toEqual({ got: { info }, shellOwns: true, screen: null });
     await expect(rounds.next(true)).rejects.toThrow('ended');
     expect(fallback.asked).toBe(0);
   });
 
   it('gives way to polls when the watch ends before its first round, or its first answer is not herdr speaking', async () => {
-    for (const watch of [scripted([]), scripted([{ agent: { err: new HerdrError('herdr_failed', 'exited 127: not found', 'vega') }, processes: null }])]) {
+    for (const watch of [scripted([]), scripted([{ agent: { err: new HerdrError('herdr_failed', 'exited 127: not found', 'vega') }, processes: null, screen: null }])]) {
       const fallback = polls();
       const rounds = watchedRounds(watch, () => fallback);
-      expect(await rounds.next(false)).toEqual({ got: { info }, shellOwns: false });
-      expect(await rounds.next(false)).toEqual({ got: { info }, shellOwns: false });
+      expect(await rounds.next(false)).toEqual({ got: { info }, shellOwns: false, screen: null });
+      expect(await rounds.next(false)).toEqual({ got: { info }, shellOwns: false, screen: null });
       expect(fallback.asked).toBe(2);
       expect(watch.stopped).toBeGreaterThan(0);
     }
@@ -230,8 +246,8 @@ describe('watchedRounds', () => {
   it("keeps herdr's own answers and a timeout: they are the start's outcome, not the watch's trouble", async () => {
     const gone = new HerdrError('agent_not_found', 'agent target a not found', 'vega');
     const fallback = polls();
-    const rounds = watchedRounds(scripted([{ agent: { err: gone }, processes: null }]), () => fallback);
-    expect(await rounds.next(false)).toEqual({ got: { err: gone }, shellOwns: false });
+    const rounds = watchedRounds(scripted([{ agent: { err: gone }, processes: null, screen: null }]), () => fallback);
+    expect(await rounds.next(false)).toEqual({ got: { err: gone }, shellOwns: false, screen: null });
     const late = watchedRounds(scripted([], new HerdrError('timeout', 'timed out waiting for agent startup', 'vega')), () => fallback);
     await expect(late.next(false)).rejects.toMatchObject({ herdrCode: 'timeout' });
     expect(fallback.asked).toBe(0);
