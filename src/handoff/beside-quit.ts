@@ -4,7 +4,7 @@
 // agent's quit, once that is journaled. The snapshot taken after the quits decides whether it
 // stands: the same work keeps it; other work has it undone and is sent and placed instead.
 import os from 'node:os';
-import type { Snapshot } from '../git/snapshot.js';
+import { sameWork, type Snapshot } from '../git/snapshot.js';
 import { presentObjects } from '../git/transfer.js';
 import type { CheckoutRun } from './checkout-run.js';
 import { placementIntent } from './intents.js';
@@ -13,7 +13,6 @@ import type { Member } from './member.js';
 import { readsForStart, seatAgent, unseat, type Seat, type StartReads, type TargetDesk } from './member-steps.js';
 import { placeWork, sendAndPlace, sendWork, type Moved, type WorkMove } from './send-and-place.js';
 import type { Sides } from './sides.js';
-import { sameWork } from '../git/snapshot.js';
 
 export class BesideTheQuit {
   /** The work's move as every step of it needs it (after the quits too, should other work go). */

@@ -1,6 +1,6 @@
-// One agent's own steps: the wait for it to be idle; after its quit, its pane on the target (made
-// while it quits), the session copy, herdr's integration and hook trust, the start on the target,
-// its verification and what follows it. Agents of a batch run these side by side.
+// One agent's own steps: the wait for it to be idle; its quit, and the reads and the pane on the
+// target made while it quits; the session copy, herdr's integration and hook trust, the start on
+// the target, its verification and what follows it. Agents of a batch run these side by side.
 import type { HookLook, HookTrustOutcome } from '../../adapters/hook-trust.js';
 import type { Snapshot } from '../git/snapshot.js';
 import { arrivalsDir, recordArrivals, worthAnArrival } from '../transcript/arrivals.js';
