@@ -3,7 +3,6 @@
 // is a promise the plan awaits where it needs it: the target's look goes out as soon as the
 // checkout and the session are known, while the snapshot is still being made.
 import type { Adapter, SessionRef, SideCtx } from '../../adapters/adapter.js';
-import { sideCtx } from '../../adapters/adapter.js';
 import type { RemoteOfRepo } from '../git/discover.js';
 import type { IntegrationState } from '../herdr/integration.js';
 import type { AgentInfo, ProcessInfo } from '../herdr/schemas.js';
@@ -28,9 +27,8 @@ export interface SourceReads {
   session: Promise<{ cwd: string; ref: SessionRef; via: Plan['sessionVia'] }>;
 }
 
-/** Start every read of the source about `agent`; none is awaited here. */
-export function readSource(source: Side, agent: AgentInfo, adapter: Adapter, opts: SendOptions): SourceReads {
-  const ctx = quiet(sideCtx(source.host));
+/** Start every read of the source about `agent` (`ctx`: the source's paths, asked already); none is awaited here. */
+export function readSource(source: Side, ctx: Promise<SideCtx>, agent: AgentInfo, adapter: Adapter, opts: SendOptions): SourceReads {
   const process = quiet(source.herdr.processInfo(agent.pane_id).then((info) => agentProcess(info, agent.pane_id, source.host.label)));
   let started: Promise<number> | undefined;
   const agentStarted = (): Promise<number> => (started ??= process.then((p) => agentStartedAt(source.host, p.pid)));

@@ -6,7 +6,7 @@
 // placement-decide.ts). Read-only on both machines: no refs, no files, no index, no cache. (A
 // snapshot writes git objects that nothing references; git's gc removes them in time.)
 import { adapterFor } from '../../adapters/index.js';
-import type { Adapter, SessionRef } from '../../adapters/adapter.js';
+import { sideCtx, type Adapter, type SessionRef, type SideCtx } from '../../adapters/adapter.js';
 import type { SupportedKind } from '../result.js';
 import type { AgentInfo } from '../herdr/schemas.js';
 import type { IntegrationState } from '../herdr/integration.js';
@@ -69,6 +69,8 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
   // HerdrClient.reach). herdr's findings explain any failure better than
   // what followed from them; a target that cannot be reached says so before anything else.
   const sourceProbe = sourceHerdrProbe(source, sameHost);
+  // The source's paths (its home's real path) do not depend on the agent: asked beside the probe.
+  const sourceCtx = quiet(sideCtx(source.host));
   const herdrChecked = (targetProbe: (target: Side) => Promise<HerdrProbe>) =>
     Promise.all([input.sides, sourceProbe]).then(async ([sides, s]) => {
       const t = sameHost ? s : await targetProbe(sides.target);
@@ -77,7 +79,7 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
       return [s, t] as const;
     });
   try {
-    return await planAfterProbes(input, sourceProbe, herdrChecked);
+    return await planAfterProbes(input, sourceProbe, sourceCtx, herdrChecked);
   } catch (err) {
     // The look's probe when it was asked, else one of its own (HerdrClient asks it once).
     await herdrChecked((target) => target.herdr.probe());
@@ -87,7 +89,7 @@ export async function buildPlan(input: PlanInput): Promise<Plan> {
 
 type HerdrChecked = (targetProbe: (target: Side) => Promise<HerdrProbe>) => Promise<readonly [HerdrProbe, HerdrProbe]>;
 
-async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe>, herdrChecked: HerdrChecked): Promise<Plan> {
+async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe>, sourcePaths: Promise<SideCtx>, herdrChecked: HerdrChecked): Promise<Plan> {
   const { opts, id, source } = input;
   const target = quiet(input.sides.then((sides) => sides.target));
 
@@ -98,7 +100,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const adapter = adapterFor(kind);
 
   // 2. The source, all at once: the agent's program, its checkout (and snapshot), its session.
-  const src = readSource(source, agent, adapter, opts);
+  const src = readSource(source, sourcePaths, agent, adapter, opts);
   const { sessionFound } = input;
   if (sessionFound) src.session.then((found) => sessionFound(agent, kind, found.ref), () => undefined);
   const unitOf = unitsOnce(adapter, source.host);
