@@ -64,10 +64,10 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
     // found the session (on a remote source, a round trip less after the plan), always after the
     // pane lock and never waited for, so two sends can never hold one each and wait on each other.
     const herdrServer = herdrServerOf(source.info);
+    const ownerFor = (agent: AgentInfo, session: string): LockOwner => ({ ...owner, agent: agent.name ?? null, pane: agent.pane_id, herdr_server: herdrServer, session });
     const lockSession = (agent: AgentInfo, kind: SupportedKind, session: SessionRef): void => {
       if (opts.dryRun || opts.self || ended) return;
-      const sessionOwner = { ...owner, agent: agent.name ?? null, pane: agent.pane_id, herdr_server: herdrServer, session: session.id };
-      sessionLocking = quiet(claiming.then(() => acquireLock(source.host, { stateDir: stateOnSource, key: sessionLockKey(kind, session.id), owner: sessionOwner, isAlive })));
+      sessionLocking = quiet(claiming.then(() => acquireLock(source.host, { stateDir: stateOnSource, key: sessionLockKey(kind, session.id), owner: ownerFor(agent, session.id), isAlive })));
     };
     const planning = (async () => {
       if (expect) {
@@ -98,7 +98,7 @@ export async function send(args: Record<string, unknown>, ctx: CommandContext): 
       if (claim.running) throw inProgress(claim.running.holder, claim.running.dir, claim.running.alive);
       return { result: await deferSelf(plan, sides, opts, ctx, planJson(plan, sides)), exitCode: 0 };
     }
-    const lockOwner = { ...owner, agent: plan.agent.name ?? null, pane: plan.agent.pane_id, herdr_server: herdrServer, session: plan.session.id };
+    const lockOwner = ownerFor(plan.agent, plan.session.id);
     if (claim.pane !== plan.agent.pane_id) {
       // The name moved to another pane between the two looks: lock the pane the plan moves.
       await releaseLocks(locks);

@@ -4,7 +4,7 @@
 // checkout and the session are known, while the snapshot is still being made.
 import type { Adapter, SessionRef, SideCtx } from '../../adapters/adapter.js';
 import type { RemoteOfRepo } from '../git/discover.js';
-import type { IntegrationState } from '../herdr/integration.js';
+import { integrationFor, type IntegrationState } from '../herdr/integration.js';
 import type { AgentInfo, ProcessInfo } from '../herdr/schemas.js';
 import { snapshotOf, type HeadLayout, type Snapshot } from '../git/snapshot.js';
 import { readSourceCheckout } from '../git/source-checkout.js';
@@ -43,7 +43,7 @@ export function readSource(source: Side, ctx: Promise<SideCtx>, agent: AgentInfo
     }),
   );
   // Only when the session cannot be found: the source's integration explains why.
-  const sourceIntegration = async (): Promise<IntegrationState | null> => (await source.herdr.integrationStatus().catch(() => [] as IntegrationState[])).find((s) => s.target === adapter.integration) ?? null;
+  const sourceIntegration = async (): Promise<IntegrationState | null> => integrationFor(await source.herdr.integrationStatus().catch(() => []), adapter.integration);
   // Located beside the checkout's read when herdr knows the session (its folder is only for a guess).
   const cwd = quiet(checkout.then((c) => c.cwd));
   const session = quiet(ctx.then(async (c) => ({ ...(await findSession(source, adapter, agent, opts, c, cwd, agentStarted, sourceIntegration)), cwd: await cwd })));

@@ -9,7 +9,7 @@ import { adapterFor } from '../../adapters/index.js';
 import { sideCtx, type Adapter, type SessionRef, type SideCtx } from '../../adapters/adapter.js';
 import type { SupportedKind } from '../result.js';
 import type { AgentInfo } from '../herdr/schemas.js';
-import type { IntegrationState } from '../herdr/integration.js';
+import { integrationFor } from '../herdr/integration.js';
 import type { HerdrProbe } from '../herdr/probe.js';
 import { recallCheckouts, rememberCheckouts } from '../git/checkout-memory.js';
 import { discoverCheckout, type DiscoverResult, type DiscoveryLook, type RemoteOfRepo, type SharedScans } from '../git/discover.js';
@@ -127,7 +127,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   else await checkDisk(targetSide, sessionPlacement.configRoot, unit);
   // A session file on the target changed since an earlier handoff left it: refused now, not after the quit.
   const [[sourceHerdr, targetHerdr], targetLeft] = await Promise.all([herdrChecked(() => looked.probe), opts.overwrite ? null : refuseChangedSessionFiles(targetSide, sessionPlacement.configRoot, unit, Promise.resolve(looked.left))]);
-  const targetIntegration = (await looked.integrations.catch(() => [] as IntegrationState[])).find((s) => s.target === adapter.integration) ?? null;
+  const targetIntegration = integrationFor(await looked.integrations.catch(() => []), adapter.integration);
 
   // 6. The plan.
   return {
@@ -240,7 +240,6 @@ async function placeWork(input: PlanInput, src: SourceReads, look: Promise<Targe
   // (Read by now: the placement was decided from it.)
   return { snap, remotes, ...chosen, placement, placementRead: await placementRead };
 }
-
 
 type UnitsOf = ReturnType<typeof unitsOnce>;
 

@@ -1,15 +1,15 @@
 // Work a handoff starts beside its steps (reads, checks, panes, the stash commit), kept until it
 // settles: a rollback waits for it first, since a check still running git in a worktree being
 // removed makes the removal fail.
+import { quiet } from '../quiet.js';
 
 export class SideWork {
   private readonly running: Promise<unknown>[] = [];
 
   /** `p`, kept until it settles. Its failure is for whoever awaits it: none goes unhandled here. */
   readonly add = <T>(p: Promise<T>): Promise<T> => {
-    p.catch(() => undefined);
     this.running.push(p);
-    return p;
+    return quiet(p);
   };
 
   /**

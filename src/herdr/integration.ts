@@ -10,6 +10,11 @@ export interface IntegrationState {
   path: string | null;
 }
 
+/** The state of `target`'s integration among `states` (null: herdr did not list it). */
+export function integrationFor(states: readonly IntegrationState[], target: string): IntegrationState | null {
+  return states.find((s) => s.target === target) ?? null;
+}
+
 const LINE = /^\s*([^:]+):\s*(not installed|current|outdated|legacy)\b(?:\s*\((?:v(\d+))?[^)]*\))?(?:\s*\(([^)]*)\))?\s*$/i;
 
 export function parseIntegrationStatus(text: string): IntegrationState[] {
