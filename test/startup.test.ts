@@ -2,7 +2,8 @@
 // built launcher and bundle by a preloaded recorder, not by the clock. `--version` and help load
 // neither zod (the result schemas, the handoff's modules) nor ssh2; `send` has its target's
 // `ssh -G` running before any of that loads (for a plain target, before the bundle itself), sends
-// its TCP connect before the handoff's modules load, and loads ssh2 while that connect is under way.
+// its TCP connect before the handoff's modules load, and loads ssh2 while that connect is under way;
+// zod parses without compiling.
 import { spawnSync } from 'node:child_process';
 import { isAscii } from 'node:buffer';
 import fs from 'node:fs';
@@ -52,19 +53,30 @@ const Script = vm.Script;
 vm.Script = class extends Script {
   constructor(...a) { note('bundle'); super(...a); }
 };
+// Functions made from source text by zod (it compiles one per object schema unless told not to);
+// ssh2 makes one of its own when it loads.
+let zodFunctions = 0;
+const RealFunction = globalThis.Function;
+globalThis.Function = new Proxy(RealFunction, {
+  construct(t, a) {
+    if (/generateFastpass|[\\/]zod[\\/]/.test(new Error().stack)) zodFunctions++;
+    return Reflect.construct(t, a);
+  },
+});
 const Segmenter = Intl.Segmenter;
 Intl.Segmenter = class extends Segmenter {
   constructor(...a) { super(...a); segmenters++; }
 };
 process.on('exit', () => {
   note('exit');
-  fs.writeFileSync(process.env.AH_STARTUP_REPORT, JSON.stringify({ events, segmenters }));
+  fs.writeFileSync(process.env.AH_STARTUP_REPORT, JSON.stringify({ events, segmenters, zodFunctions }));
 });
 `;
 
 interface Report {
   events: { what: string; zod: boolean }[];
   segmenters: number;
+  zodFunctions: number;
 }
 
 let tmp: string;
@@ -143,6 +155,18 @@ describe('start-up: only what the command needs', () => {
       expect(events[connect]?.zod).toBe(false);
       expect(ssh2).toBeGreaterThan(connect);
     }
+  });
+
+  it('a command parses with zod uncompiled: its schemas are made after zod is told (zod-setup.ts)', async () => {
+    // A journal for `history` to read: each line is parsed with its schema.
+    const { Journal } = await import('../src/handoff/journal.js');
+    const state = path.join(tmp, 'state');
+    const journal = Journal.create(path.join(state, 'agent-handoff'), '20261206-120000-0123456789', { agent: 'some-agent', target: 'vega' });
+    journal.outcome('succeeded');
+    const r = run(['history', '--json'], { env: { XDG_STATE_HOME: state } });
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, command: 'history', handoffs: [{ id: '20261206-120000-0123456789' }] });
+    expect(r.report.events.at(-1)?.zod).toBe(true);
+    expect(r.report.zodFunctions).toBe(0);
   });
 
   it("send with a plain [user@]host target: the launcher starts its ssh -G before it loads the bundle, which takes that answer over", () => {

@@ -28,15 +28,21 @@ export async function withHost<T>(target: string, fn: (host: Host) => Promise<T>
   }
 }
 
+/** A command's modules, loaded once zod is set up: their schemas are made as they load (zod-setup.ts). */
+async function loaded<T>(load: () => Promise<T>): Promise<T> {
+  (await import('../zod-setup.js')).parseWithoutCompiling();
+  return load();
+}
+
 export const COMMANDS: Record<string, Command> = {
   list: async (args, ctx) => {
-    const { listAgents } = await import('./list.js');
+    const { listAgents } = await loaded(() => import('./list.js'));
     const from = typeof args.from === 'string' && args.from ? args.from : 'local';
     const thisPane = ctx.env.HERDR_PANE_ID;
     const result = await withHost(from, (host) => listAgents(host, thisPane === undefined ? {} : { thisPane }));
     return { result, exitCode: 0 };
   },
-  doctor: async (args, ctx) => (await import('./doctor-command.js')).doctor(args, ctx),
+  doctor: async (args, ctx) => (await loaded(() => import('./doctor-command.js'))).doctor(args, ctx),
   send: async (args, ctx) => {
     // Start the ssh handshakes now: their round trips overlap loading the handoff's modules, which
     // waits until the handshakes have begun (loading them first would hold up reading `ssh -G`).
@@ -47,13 +53,13 @@ export const COMMANDS: Record<string, Command> = {
     if (!o.here && o.target) connectEarly(o.target, timeouts);
     try {
       await dialed();
-      return await (await import('./send.js')).send(args, ctx);
+      return await (await loaded(() => import('./send.js'))).send(args, ctx);
     } finally {
       await closeUnclaimed();
     }
   },
-  '__run-deferred': async (args, ctx) => (await import('./run-deferred.js')).runDeferred(args, ctx),
-  recover: async (args, ctx) => (await import('./recover.js')).recover(args, ctx),
-  history: async (_args, ctx) => ({ result: (await import('./history.js')).historyResult(ctx.env), exitCode: 0 }),
-  show: async (args, ctx) => ({ result: (await import('./history.js')).showResult(ctx.env, String(args.id)), exitCode: 0 }),
+  '__run-deferred': async (args, ctx) => (await loaded(() => import('./run-deferred.js'))).runDeferred(args, ctx),
+  recover: async (args, ctx) => (await loaded(() => import('./recover.js'))).recover(args, ctx),
+  history: async (_args, ctx) => ({ result: (await loaded(() => import('./history.js'))).historyResult(ctx.env), exitCode: 0 }),
+  show: async (args, ctx) => ({ result: (await loaded(() => import('./history.js'))).showResult(ctx.env, String(args.id)), exitCode: 0 }),
 };
