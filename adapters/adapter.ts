@@ -33,7 +33,7 @@ export interface SideCtx {
 /** Learn a side's context from its Host (login environment, realpath'd HOME). */
 export async function sideCtx(host: Host): Promise<SideCtx> {
   const info = await host.info();
-  return sideCtxOf(info, await host.realpath(info.home).catch(() => info.home));
+  return sideCtxOf(info, info.homeReal ?? (await host.realpath(info.home).catch(() => info.home)));
 }
 
 /** A side's context from what its login probe told and its home's real path. */

@@ -17,6 +17,7 @@ const HostInfoSchema = z.object({
   shell: z.string(),
   tmpdir: z.string(),
   loginEnv: z.record(z.string(), z.string()),
+  homeReal: z.string().optional(),
 });
 
 const Memory = z.object({

@@ -53,10 +53,14 @@ export async function lookAtTarget(side: Side, req: TargetLookRequest): Promise<
   // First and alone: its request to herdr's server is answered a tick late when the look's other programs busy the host.
   const probe = herdr.probeAnswered(batch.ask({ program: { argv: herdr.probeArgv(), alone: true }, answer: (r) => r }));
   const integrations = batch.ask({ program: { argv: herdr.integrationStatusArgv() }, answer: (r) => herdr.integrationsOf(r) });
-  const homeReal = batch.ask({
-    program: { argv: ['/bin/sh', '-c', 'cd -P -- "$1" && pwd -P', 'sh', info.home] },
-    answer: (r) => (r.exitCode === 0 && r.stdout.trim() ? r.stdout.replace(/\n$/, '') : info.home),
-  });
+  // The host's facts tell it, as a rule (the login probe's); else it is asked here.
+  const homeReal =
+    info.homeReal !== undefined
+      ? Promise.resolve(info.homeReal)
+      : batch.ask({
+          program: { argv: ['/bin/sh', '-c', 'cd -P -- "$1" && pwd -P', 'sh', info.home] },
+          answer: (r) => (r.exitCode === 0 && r.stdout.trim() ? r.stdout.replace(/\n$/, '') : info.home),
+        });
   const root = req.adapter.configRoot(info.loginEnv, info.home);
   const space = batch.ask({ program: freeSpaceProgram(root, req.adapter.herdrKind), answer: (r) => ({ ...spaceAndProgramOf(r, root, req.adapter.herdrKind), root }) });
   const discovery = req.searching && req.repo ? discoveryLook(batch, host, info, req.repo.remotes, req.repo.branch, req.remembered) : null;
@@ -65,8 +69,8 @@ export async function lookAtTarget(side: Side, req: TargetLookRequest): Promise<
   // The session lands in the likely checkout where its branch is checked out there, else in a
   // new worktree beside it; its files' destinations there are what the ledger is asked about.
   const ledger = ledgerDir(hostStateDir(info));
-  // The home's real path is asked in this very look: the plain one stands in for it here.
-  const dests = likely && req.sessionDests ? await req.sessionDests(sideCtxOf(info, info.home), likelyWorktrees(likely, req.likelyBranch)).catch(() => []) : [];
+  // Without the home's real path in the facts (it is asked in this very look), the plain one stands in for it here.
+  const dests = likely && req.sessionDests ? await req.sessionDests(sideCtxOf(info, info.homeReal ?? info.home), likelyWorktrees(likely, req.likelyBranch)).catch(() => []) : [];
   const left = dests.length > 0 ? batch.ask({ program: { argv: readLeftArgv(ledger, dests) }, answer: (r) => ({ dir: ledger, states: new Map(leftStatesOf(host, ledger, dests, r).map((s, i) => [dests[i]!, s])) }) }) : null;
   // On the side's facts, which may be remembered ones the probe has not confirmed yet.
   batch.send(host, { timeoutMs: req.timeoutMs, loginEnv: info.loginEnv });

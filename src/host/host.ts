@@ -92,6 +92,8 @@ export interface HostInfo {
    * /opt/homebrew/bin, /usr/local/bin), HOME, and the other `LOGIN_ENV_VARS` when set.
    */
   loginEnv: Record<string, string>;
+  /** The real path of `home` (links resolved), when the host told it with its facts; else ask `realpath`. */
+  homeReal?: string;
 }
 
 export interface WriteOptions {

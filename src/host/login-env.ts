@@ -24,6 +24,8 @@ export interface ProbeFacts {
   shell: string;
   tmpdir: string;
   barePath: string;
+  /** HOME's real path ('' when HOME could not be entered). */
+  homeReal: string;
 }
 
 export interface ProbeResult {
@@ -52,9 +54,11 @@ export function makeLoginProbe(nonce = randomBytes(6).toString('hex')): LoginPro
   // and each remote command waits for this probe. sshd sets USER (id -un only without it).
   const header = [
     String.raw`_o=$PWD; _t=${'$'}{TMPDIR:-/tmp}; if cd -P -- "$_t" >/dev/null 2>&1; then _t=$PWD; cd -- "$_o" >/dev/null 2>&1; fi`,
+    // HOME's real path (the session folders of some agents are named after it): '' when it cannot be entered.
+    String.raw`_h=; if [ -n "$HOME" ] && cd -P -- "$HOME" >/dev/null 2>&1; then _h=$PWD; cd -- "$_o" >/dev/null 2>&1; fi`,
     String.raw`set -- $(uname -sn 2>/dev/null)`,
     String.raw`printf '\0%s\0' ${factsMark}`,
-    String.raw`printf '%s\0' "$1" "$2" "${'$'}{USER:-${'$'}{LOGNAME:-$(id -un 2>/dev/null)}}" "$HOME" "${'$'}{SHELL:-/bin/sh}" "$_t" "$PATH"`,
+    String.raw`printf '%s\0' "$1" "$2" "${'$'}{USER:-${'$'}{LOGNAME:-$(id -un 2>/dev/null)}}" "$HOME" "${'$'}{SHELL:-/bin/sh}" "$_t" "$PATH" "$_h"`,
     `AH_PROBE='${inner.replace(/'/g, `'\\''`)}'; export AH_PROBE`,
     // The login shell only parses `exec /bin/sh -c "$AH_PROBE"`: the same in sh, bash, zsh, fish, csh.
     String.raw`"${'$'}{SHELL:-/bin/sh}" -l -c 'exec /bin/sh -c "$AH_PROBE"' </dev/null 2>/dev/null`,
@@ -66,9 +70,9 @@ export function makeLoginProbe(nonce = randomBytes(6).toString('hex')): LoginPro
     const f = text.indexOf(`\0${factsMark}\0`);
     if (f < 0) return undefined;
     const fields = text.slice(f + factsMark.length + 2).split('\0');
-    if (fields.length < 8) return undefined;
-    const [uname = '', hostname = '', user = '', home = '', shell = '', tmpdir = '', barePath = ''] = fields;
-    const facts: ProbeFacts = { platform: platformFromUname(uname), hostname: hostname.trim(), user: user.trim(), home, shell, tmpdir, barePath };
+    if (fields.length < 9) return undefined;
+    const [uname = '', hostname = '', user = '', home = '', shell = '', tmpdir = '', barePath = '', homeReal = ''] = fields;
+    const facts: ProbeFacts = { platform: platformFromUname(uname), hostname: hostname.trim(), user: user.trim(), home, shell, tmpdir, barePath, homeReal };
     const e = text.lastIndexOf(`\0${envMark}\0`);
     const end = text.lastIndexOf(`${endMark}\0`);
     if (e < 0 || end < e) return { facts, env: undefined };

@@ -48,5 +48,7 @@ export async function probeLogin(link: SshLink, loginEnvTimeoutMs: number, warn:
   const home = env.HOME || facts.home;
   const loginEnv: Record<string, string> = { ...env, HOME: home };
   loginEnv.PATH = loginPathWithExtras(env.PATH || facts.barePath || '/usr/bin:/bin', home);
-  return { home, user: facts.user, hostname: facts.hostname, platform: facts.platform, shell: facts.shell, tmpdir: facts.tmpdir || '/tmp', loginEnv };
+  // The real path found is that of the plain HOME: it stands for a login HOME only when the two agree.
+  const homeReal = facts.homeReal && home === facts.home ? { homeReal: facts.homeReal } : {};
+  return { home, user: facts.user, hostname: facts.hostname, platform: facts.platform, shell: facts.shell, tmpdir: facts.tmpdir || '/tmp', loginEnv, ...homeReal };
 }

@@ -294,6 +294,8 @@ describe.each(implementations)('%s: Host contract', (name, make) => {
       expect(info.user).toBe('vega');
       expect(info.home).toBe('/home/vega');
       expect(info.shell).toBe('/bin/bash');
+      // With the facts: no SFTP realpath needed for it.
+      expect(info.homeReal).toBe(fs.realpathSync('/home/vega'));
       // From ~/.profile: only a login shell has it.
       expect(info.loginEnv.PATH?.split(':')[0]).toBe('/tmp/ah-world/bin');
       expect((await host.run(['sh', '-c', 'echo "$PATH"'])).stdout.trim()).toBe(info.loginEnv.PATH);
