@@ -199,19 +199,37 @@ export async function snapshot(host: Host, cwd: string): Promise<Snapshot> {
 }
 
 /**
+ * $1 the real index and $2 the temporary one of the checkout looked at before, $3 its top, then
+ * git's base options; run in the agent's folder. The layout as LAYOUT_SCRIPT tells it (on a
+ * failure its output and exit code, nothing more), a NUL, then the working tree's id written in
+ * that checkout as WORKING_TREE_SCRIPT does, with that program's exit code.
+ */
+export const LAYOUT_AND_TREE_SCRIPT = [
+  'i=$1; t=$2; top=$3; shift 3',
+  'l=$(',
+  LAYOUT_SCRIPT,
+  ') || { rc=$?; printf "%s\\n" "$l"; exit "$rc"; }',
+  'printf "%s\\n\\0" "$l"',
+  'cd -- "$top" || exit 1',
+  ...TREE_FROM_TEMP_INDEX,
+].join('\n');
+
+/**
  * The snapshot again (after the quit) of a checkout looked at before: HEAD and the working tree
- * are asked side by side, the tree through the git folder known from then. Should the checkout
- * turn out to be another one, its tree is asked again there. Unchanged (same HEAD and tree), it
- * is the snapshot from before, commit included: what was sent ahead of the quit stands.
+ * in one program (one shell over ssh, where the quit's other reads want one too), the tree
+ * through the git folder known from then. Should the checkout turn out to be another one, its
+ * tree is asked again there. Unchanged (same HEAD and tree), it is the snapshot from before,
+ * commit included: what was sent ahead of the quit stands.
  */
 export async function snapshotAgain(host: Host, cwd: string, known: Snapshot): Promise<Snapshot> {
-  const [layoutAsked, treeAsked] = await Promise.allSettled([repoLayout(host, cwd), workingTree(host, known)]);
+  const argv = ['/bin/sh', '-c', LAYOUT_AND_TREE_SCRIPT, 'sh', path.posix.join(known.gitDir, 'index'), tempName(known.gitDir, 'index'), known.repoRoot, ...GIT_BASE_CONFIG];
+  const r = await host.run(argv, { cwd, env: GIT_BASE_ENV });
+  const cut = r.stdout.indexOf('\0');
   // A checkout that is gone or broken is best told by the layout.
-  if (layoutAsked.status === 'rejected') throw layoutAsked.reason;
-  const layout = layoutAsked.value;
+  const layout = await layoutOf(host, cwd, cut < 0 ? r : { ...r, exitCode: 0, stdout: r.stdout.slice(0, cut) });
   if (layout.gitDir !== known.gitDir || layout.repoRoot !== known.repoRoot) return snapshotOf(host, layout);
-  if (treeAsked.status === 'rejected') throw treeAsked.reason;
-  const tree = treeAsked.value;
+  if (cut < 0) throw new HandoffError('git_failed', `Unexpected output from the snapshot in ${cwd} on ${host.label}.`, { details: { stdout: r.stdout } });
+  const tree = line(treeWritten(host, known.repoRoot, `in ${known.gitDir}`, { ...r, stdout: r.stdout.slice(cut + 1) }));
   if (layout.head === known.head && tree === known.tree) return { ...layout, snapshot: known.snapshot, tree, changedFiles: known.changedFiles, fingerprint: known.fingerprint };
   return snapshotWithTree(host, layout, tree);
 }

@@ -8,6 +8,7 @@ import { askStatus, isBusy, knownIdle } from './idle-check.js';
 import type { CopyRecord } from '../transcript/copy-types.js';
 import { discardBackups, undoCopy } from '../transcript/copy.js';
 import { destinationUnder, lookAtDestinations, type DestinationLook } from '../transcript/destinations.js';
+import { readEarly } from '../transcript/read-ahead.js';
 import { ledgerDir, recordLeft } from '../transcript/left-ledger.js';
 import type { Placement } from '../../adapters/adapter.js';
 import { hostStateDir } from './marker.js';
@@ -87,13 +88,16 @@ export function copySession(m: Member, sides: Sides, worktree: string, look: Pro
   const { plan } = m;
   const { source, target } = sides;
   return m.steps.run('session', m.says(`copying the ${plan.kind} session`), async () => {
+    const sessionPlacement = plan.adapter.placement(plan.session, { ...plan.targetCtx, cwd: cwdIn(worktree, plan.snapshot.relativeCwd) });
+    const root = sessionPlacement.configRoot;
+    // The unit's small files as planned, read beside its stat (read-ahead.ts): only read, so before the marker.
+    const early = readEarly(source.host, plan.unit, plan.unit.map((e) => destinationUnder(root, e.dest)), look);
+    early.catch(() => undefined);
     // The marker goes first: from here on the target may hold something of this handoff.
     await markerWritten();
-    const sessionPlacement = plan.adapter.placement(plan.session, { ...plan.targetCtx, cwd: cwdIn(worktree, plan.snapshot.relativeCwd) });
     // The unit as the quit left it (sizes and times are final now).
     const unit = await plan.adapter.unit(source.host, plan.session, sessionPlacement);
     // One look at the destinations serves the intent and the copy (the one asked during the quit when it is for these).
-    const root = sessionPlacement.configRoot;
     const dests = unit.map((e) => destinationUnder(root, e.dest));
     const asked = await look;
     const looked = asked && asked.root === root && asked.dests.join('\0') === dests.join('\0') ? Promise.resolve(asked) : lookAtDestinations(target.host, root, dests);
@@ -102,7 +106,7 @@ export function copySession(m: Member, sides: Sides, worktree: string, look: Pro
     const sourceState = hostStateDir(source.info);
     const targetState = hostStateDir(target.info);
     // The repository's spellings are the plan's (the snapshot taken later is of the same checkout and cwd).
-    const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: plan.snapshot, targetWorktree: worktree, looked, ledgerDir: ledgerDir(targetState), left: plan.targetLeft, arrivalsDir: arrivalsDir(sourceState), overwrite: plan.opts.overwrite });
+    const out = await copySessionUnit({ plan, sides, unit, placement: sessionPlacement, snapshot: plan.snapshot, targetWorktree: worktree, looked, ledgerDir: ledgerDir(targetState), left: plan.targetLeft, arrivalsDir: arrivalsDir(sourceState), overwrite: plan.opts.overwrite, readEarly: early });
     m.record({ kind: 'session_copy', record: out });
     // Both ledgers are written while the agent starts, not before it: nothing of the start
     // depends on them. What arrived, recorded on the target: when it leaves again, what it

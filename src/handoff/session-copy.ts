@@ -51,6 +51,8 @@ export interface SessionCopyInput {
   arrivalsDir: string;
   /** Replace files that changed since they were left there (--overwrite). */
   overwrite: boolean;
+  /** The unit's small files read early, beside its stat after the quit (read-ahead.ts). */
+  readEarly?: Promise<ReadonlyMap<string, Buffer>>;
 }
 
 export async function copySessionUnit(input: SessionCopyInput): Promise<CopyRecord> {
@@ -67,6 +69,7 @@ export async function copySessionUnit(input: SessionCopyInput): Promise<CopyReco
     overwrite: input.overwrite,
     ...(input.looked ? { looked: input.looked } : {}),
     ...(input.left ? { left: input.left } : {}),
+    ...(input.readEarly ? { readEarly: input.readEarly } : {}),
     ...meter(input.unit.reduce((n, e) => n + (e.size ?? 0), 0)),
   });
 }

@@ -42,8 +42,10 @@ export interface CopyRequest {
   looked?: Promise<DestinationLook>;
   /** Told the bytes read from the source as they go (progress). */
   onBytes?: (bytes: number) => void;
-  /** Small source files read together ahead (copyUnit: readAhead); the others are streamed. */
+  /** Small source files read together ahead (read-ahead.ts); the others are streamed. */
   readAhead?: Promise<ReadonlyMap<string, Buffer>>;
+  /** Small source files read early, from the unit before the quit (read-ahead.ts: readEarly): kept where the sizes still agree. */
+  readEarly?: Promise<ReadonlyMap<string, Buffer>>;
 }
 
 /** `replaced`: a file as an earlier handoff left it (backup dropped once verified); `overwritten`: forced by `overwrite` (backup kept). */

@@ -22,6 +22,7 @@ import { checkFolders, destinationUnder, makeCheckedFolders } from './destinatio
 import { bundleFolder, bundleMembers, installBundle } from './file-bundle.js';
 import { delta, extend, writeWhole } from './file-copy.js';
 import { isAsLeft, readLeft, type LeftState } from './left-ledger.js';
+import { readAhead } from './read-ahead.js';
 import { matcherFor, RewriteMatcher } from './rewrite-matcher.js';
 import { INSTALL_SCRIPT, installArgs, remotePrefixHash, runOk } from './target-files.js';
 
@@ -73,7 +74,7 @@ export async function copyUnit(given: CopyRequest): Promise<CopyRecord> {
   const dests = given.entries.map((e) => destinationUnder(given.targetRoot, e.dest));
   const folders = await checkFolders(target, given.targetRoot, dests, record, given.looked);
   const existingOf = folders.stats;
-  const ahead = readAhead(given, existingOf);
+  const ahead = readAhead(given.source, given.entries, existingOf, given.readEarly);
   ahead.catch(() => undefined);
   const req: CopyRequest = { ...given, readAhead: ahead };
   // New files small enough to hold go in one program (file-bundle.ts). When they are the whole
@@ -216,27 +217,6 @@ export async function verifyCopy(target: Host, record: CopyRecord): Promise<{ ok
   return { ok: mismatches.length === 0, mismatches };
 }
 
-/** Most bytes of one file, and of all, read ahead together from the source. */
-const READ_AHEAD_MAX_EACH = 256 * 1024;
-const READ_AHEAD_MAX_TOTAL = 1024 * 1024;
-
-/**
- * The unit's small files, read from the source together (over ssh one program, where a stream
- * each cost a channel of its own): those new to the target, and those too small for an arrival
- * entry (worthAnArrival), which are read whole whatever the target holds. Larger files that
- * the target may hold part of are streamed as they are needed (a tail, a new first line).
- */
-function readAhead(req: CopyRequest, existingOf: readonly (FileStat | null)[]): Promise<ReadonlyMap<string, Buffer>> {
-  let total = 0;
-  const paths = req.entries.flatMap((e, i) => {
-    const size = e.size;
-    if (size === undefined || size > READ_AHEAD_MAX_EACH || total + size > READ_AHEAD_MAX_TOTAL) return [];
-    if (existingOf[i] !== null && worthAnArrival(size)) return [];
-    total += size;
-    return [e.source];
-  });
-  return paths.length > 0 ? req.source.readFiles(paths, READ_AHEAD_MAX_EACH) : Promise.resolve(new Map());
-}
 
 /** Put the target back as it was before `copyUnit` (a failed handoff). Safe to call twice. */
 export async function undoCopy(target: Host, record: CopyRecord): Promise<void> {

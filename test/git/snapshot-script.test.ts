@@ -3,13 +3,15 @@
 // the tree on the first line, then (only when it is not HEAD's) the commit of it on HEAD and what
 // it changes; the real index untouched, the temporary one gone, nothing in the data run. And
 // LAYOUT_SCRIPT, the checkout's layout with its physical top, from the top, a subfolder and a
-// symlinked path, in an unborn repository and outside one.
+// symlinked path, in an unborn repository and outside one. And LAYOUT_AND_TREE_SCRIPT, both in one
+// program for the snapshot after the quit: the layout, a NUL, the working tree of the checkout
+// looked at before.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GIT_BASE_CONFIG, GIT_BASE_ENV } from '../../src/git/git.js';
-import { LAYOUT_SCRIPT, SNAPSHOT_IDENTITY, SNAPSHOT_SCRIPT } from '../../src/git/snapshot.js';
+import { LAYOUT_AND_TREE_SCRIPT, LAYOUT_SCRIPT, SNAPSHOT_IDENTITY, SNAPSHOT_SCRIPT } from '../../src/git/snapshot.js';
 import { hostileArgs } from '../host/hostile-args.js';
 import { POSIX_SHELLS } from '../helpers/posix-shells.js';
 import { cleanupTemp, g, makePair, tempDir, write } from './repos.js';
@@ -91,5 +93,67 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('LAYOUT_SCRIPT
     const outside = layout(tempDir());
     expect(outside.status).toBe(128);
     expect(outside.stdout).toBe('\n');
+  });
+});
+
+describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('LAYOUT_AND_TREE_SCRIPT under %s', (_name, shell) => {
+  /** Run from `cwd` for the checkout at `top` (as looked at before): its stdout split at the NUL. */
+  const run = (cwd: string, top: string) => {
+    const gitDir = g(top, 'rev-parse', '--absolute-git-dir').trim();
+    const argv = ['-c', LAYOUT_AND_TREE_SCRIPT, 'sh', path.join(gitDir, 'index'), path.join(gitDir, 'ah-test-index'), top, ...GIT_BASE_CONFIG];
+    const r = spawnSync(shell[0]!, [...shell.slice(1), ...argv], { cwd, encoding: 'utf8', env: { ...process.env, ...GIT_BASE_ENV } });
+    expect(fs.existsSync(path.join(gitDir, 'ah-test-index'))).toBe(false);
+    const cut = r.stdout.indexOf('\0');
+    return { r, layout: cut < 0 ? null : r.stdout.slice(0, cut), tree: cut < 0 ? null : r.stdout.slice(cut + 1) };
+  };
+
+  it('says the layout as LAYOUT_SCRIPT does, then the working tree, for checkouts under hostile folders', () => {
+    const canaries = path.join(tempDir(), 'canaries');
+    fs.mkdirSync(canaries);
+    for (const name of hostileArgs(canaries).filter((n) => n.trim() !== '' && !n.includes('/') && !n.includes('\0') && n !== '.' && n !== '..').slice(0, 12)) {
+      const { source } = makePair();
+      const top = path.join(path.dirname(source), name);
+      fs.renameSync(source, top);
+      fs.mkdirSync(path.join(top, 'sub'));
+      write(top, 'new.txt', 'work\n');
+      const index = fs.readFileSync(path.join(top, '.git', 'index'));
+      const { r, layout, tree } = run(path.join(top, 'sub'), top);
+      expect(r.status, `${JSON.stringify(name)}: ${r.stderr}`).toBe(0);
+      const alone = spawnSync(shell[0]!, [...shell.slice(1), '-c', LAYOUT_SCRIPT], { cwd: path.join(top, 'sub'), encoding: 'utf8', env: { ...process.env, ...GIT_BASE_ENV } });
+      expect(layout).toBe(alone.stdout);
+      expect(tree).toMatch(/^[0-9a-f]{40}\n$/);
+      expect(tree!.trim()).not.toBe(g(top, 'rev-parse', 'HEAD^{tree}').trim());
+      expect(g(top, 'ls-tree', '--name-only', tree!.trim(), 'new.txt').trim()).toBe('new.txt');
+      expect(fs.readFileSync(path.join(top, '.git', 'index'))).toEqual(index);
+    }
+    expect(fs.readdirSync(canaries)).toEqual([]);
+  });
+
+  it("prints the layout's failure and exit code alone, with no tree, in an unborn repository and outside one", () => {
+    const { source } = makePair();
+    const unborn = path.join(tempDir(), 'unborn $(x)');
+    fs.mkdirSync(unborn);
+    g(unborn, 'init', '-q');
+    const gone = run(unborn, source);
+    expect(gone.r.status).not.toBe(0);
+    expect(gone.layout).toBeNull();
+    expect(gone.r.stdout.split('\n')[0]).toBe(fs.realpathSync(unborn));
+    expect(gone.r.stderr).toMatch(/ambiguous argument 'HEAD'|unknown revision/);
+    const outside = run(tempDir(), source);
+    expect(outside.r.status).toBe(128);
+    expect(outside.r.stdout).toBe('\n');
+  });
+
+  it("fails with the tree's exit code after the layout when the checkout looked at before is gone", () => {
+    const { source } = makePair();
+    const other = makePair().source;
+    const gitDir = g(other, 'rev-parse', '--absolute-git-dir').trim();
+    fs.rmSync(other, { recursive: true });
+    fs.mkdirSync(path.dirname(gitDir), { recursive: true });
+    const argv = ['-c', LAYOUT_AND_TREE_SCRIPT, 'sh', path.join(gitDir, 'index'), path.join(gitDir, 'ah-test-index'), other, ...GIT_BASE_CONFIG];
+    const r = spawnSync(shell[0]!, [...shell.slice(1), ...argv], { cwd: source, encoding: 'utf8', env: { ...process.env, ...GIT_BASE_ENV } });
+    expect(r.status).not.toBe(0);
+    expect(r.stdout.indexOf('\0')).toBeGreaterThan(0);
+    expect(r.stdout.slice(r.stdout.indexOf('\0') + 1)).toBe('');
   });
 });
