@@ -93,7 +93,7 @@ export interface StartResult {
 }
 
 /** `agent start` while the fresh pane's shell is not yet at its prompt (`agent_pane_busy`). */
-async function startWithRetry(herdr: HerdrClient, req: StartRequest, name: string, pane: string): Promise<{ agent: AgentInfo; argv: string[]; screen: string | null } | null> {
+async function startWithRetry(herdr: HerdrClient, req: StartRequest, name: string, pane: string): Promise<Awaited<ReturnType<HerdrClient['agentStart']>> | null> {
   const deadline = Date.now() + 10_000;
   // The screen read ahead is the pane's before the first try only.
   let screenBefore = req.screenBefore;
@@ -181,16 +181,18 @@ export async function startAgent(herdr: HerdrClient, req: StartRequest): Promise
     return reading.screen !== null;
   };
   // Alive? An agent that exits right after starting drops out of herdr's list. One that herdr
-  // found interactive (its rule: running ≥ 3 s, or it exits first) is past that moment, and is
-  // looked for while its first screen is read; one stopped at a screen, answered just now or not
-  // ready in time gets a moment to exit first.
+  // found interactive (its rule: running ≥ 3 s, or it exits first) is past that moment: when the
+  // look that found it ready saw its program in the pane's foreground, it did not exit first, and
+  // that look's answer stands; else it is looked for while its first screen is read. One stopped
+  // at a screen, answered just now or not ready in time gets a moment to exit first.
   const readyAtStart = started?.agent.interactive_ready === true && started.agent.agent_status !== 'blocked';
-  const listedBeside = readyAtStart ? herdr.agentList() : null;
+  const seenRunning = readyAtStart && started.running === true;
+  const listedBeside = readyAtStart && !seenRunning ? herdr.agentList() : null;
   listedBeside?.catch(() => undefined);
   await onScreen(req.classify(await firstScreen(herdr, paneId, typed, Math.min(FIRST_SCREEN_MS, req.timeoutMs), started?.screen ?? null)));
   const pastStart = readyAtStart && trust !== 'answered';
   if (!pastStart) await sleep(300);
-  let live = (await (pastStart && listedBeside ? listedBeside : herdr.agentList())).find((a) => a.pane_id === paneId);
+  let live = pastStart && seenRunning ? started.agent : (await (pastStart && listedBeside ? listedBeside : herdr.agentList())).find((a) => a.pane_id === paneId);
   // herdr keeps a program it never saw running "launch pending" past its own timeout: its entry
   // is no agent when the pane's shell has the terminal again.
   const neverSeen = !started && live?.launch_pending === true && (await paneAtShell(herdr, paneId).catch(() => false));

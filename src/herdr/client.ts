@@ -146,7 +146,7 @@ export class HerdrClient {
    * `screen`: the pane's visible screen when the agent was found interactive, where the watch
    * brought it (over ssh); null otherwise.
    */
-  async agentStart(name: string, kind: string, pane: string, args: readonly string[], timeoutMs = 30_000, screenBefore?: Promise<string | null>): Promise<{ agent: AgentInfo; argv: string[]; screen: string | null }> {
+  async agentStart(name: string, kind: string, pane: string, args: readonly string[], timeoutMs = 30_000, screenBefore?: Promise<string | null>): Promise<{ agent: AgentInfo; argv: string[]; screen: string | null; running: boolean | null }> {
     const params = { name, kind, pane_id: pane, args: [...args], timeout_ms: timeoutMs };
     const early = await screenBefore?.catch(() => null);
     const before = early?.trim() ? early : this.socket.known ? await this.read(pane, { source: 'visible' }).catch(() => null) : null;
@@ -156,10 +156,10 @@ export class HerdrClient {
       this.socket.prepareSpares(2);
       const argv = launched.result.argv ?? [kind, ...args];
       const ready = await untilInteractive(this, await this.startRounds(name, pane, timeoutMs), name, pane, { before, argv }, timeoutMs);
-      return { agent: ready.info, argv, screen: ready.screen };
+      return { agent: ready.info, argv, screen: ready.screen, running: ready.running };
     }
     const r = await this.cli.json(['agent', 'start', name, '--kind', kind, '--pane', pane, '--timeout', String(timeoutMs), '--', ...args], AgentStartedResult, timeoutMs);
-    return { agent: r.result.agent, argv: r.result.argv ?? [], screen: null };
+    return { agent: r.result.agent, argv: r.result.argv ?? [], screen: null, running: null };
   }
 
   /**

@@ -17,6 +17,8 @@ const LOOK_AFTER_MS = 1_000;
 export interface StartRound {
   got: { info: AgentInfo } | { err: unknown };
   shellOwns: boolean;
+  /** A program of its own holds the pane's foreground (the agent, not its shell); null: not looked at this round. */
+  running: boolean | null;
   /** The pane's visible screen when the look brought it (a watch does when herdr's answer changed), else null. */
   screen: string | null;
 }
@@ -25,6 +27,8 @@ export interface StartRound {
 export interface Interactive {
   info: AgentInfo;
   screen: string | null;
+  /** Whether the agent's program held the pane's foreground in the look that found it ready (null: not looked at). */
+  running: boolean | null;
 }
 
 /** Where the looks come from: polls from here, or a watch on the agent's host (start-watch.ts). */
@@ -42,14 +46,14 @@ export function polledRounds(herdr: HerdrClient, name: string, pane: string): St
       if (!first) await new Promise((r) => setTimeout(r, POLL_MS));
       first = false;
       // The look at the pane rides beside the agent's state (one round trip, not two).
-      const [got, shellOwns] = await Promise.all([
+      const [got, processes] = await Promise.all([
         herdr.agentGet(name).then(
           (info) => ({ info }),
           (err: unknown) => ({ err }),
         ),
-        looking ? shellInForeground(herdr, pane) : Promise.resolve(false),
+        looking ? herdr.processInfo(pane).catch(() => null) : Promise.resolve(null),
       ]);
-      return { got, shellOwns, screen: null };
+      return { got, shellOwns: !!processes && shellOwnsForeground(processes), running: processes && programOwnsForeground(processes), screen: null };
     },
     stop: () => undefined,
   };
@@ -79,7 +83,8 @@ export function watchedRounds(watch: StartWatch, otherwise: () => StartRounds): 
         return giveWay(looking);
       }
       if (rounds++ === 0 && 'err' in round.agent && !isHerdrsAnswer(round.agent.err)) return giveWay(looking);
-      return { got: round.agent, shellOwns: looking && !!round.processes && shellOwnsForeground(round.processes), screen: round.screen };
+      const { processes } = round;
+      return { got: round.agent, shellOwns: looking && !!processes && shellOwnsForeground(processes), running: processes && programOwnsForeground(processes), screen: round.screen };
     },
     stop: () => {
       watch.stop();
@@ -104,16 +109,16 @@ async function follow(herdr: HerdrClient, rounds: StartRounds, name: string, pan
   let backAtShell = 0;
   for (;;) {
     const looking = typed.before !== null && Date.now() - started > LOOK_AFTER_MS;
-    const { got, shellOwns, screen } = await rounds.next(looking);
+    const { got, shellOwns, running, screen } = await rounds.next(looking);
     if ('err' in got) {
       if (got.err instanceof HerdrError && got.err.herdrCode === 'agent_not_found') throw exited();
       throw got.err;
     }
     const info = got.info;
-    if (info.interactive_ready === true && ['idle', 'blocked', 'done'].includes(String(info.agent_status))) return { info, screen };
+    if (info.interactive_ready === true && ['idle', 'blocked', 'done'].includes(String(info.agent_status))) return { info, screen, running };
     // Waiting at a screen during startup (folder trust): herdr's CLI calls that not ready; the
     // caller reads the screen and answers it.
-    if (info.agent_status === 'blocked') return { info, screen };
+    if (info.agent_status === 'blocked') return { info, screen, running };
     if (info.launch_pending !== true && info.interactive_ready !== true) throw exited();
     // Twice in a row, so a shell between two programs of a launcher is not taken for the end.
     if (looking) {
@@ -131,13 +136,13 @@ function isHerdrsAnswer(err: unknown): boolean {
 }
 
 /** The pane's shell owns its foreground again (no program of its own running there). */
-async function shellInForeground(herdr: HerdrClient, pane: string): Promise<boolean> {
-  const info = await herdr.processInfo(pane).catch(() => null);
-  return !!info && shellOwnsForeground(info);
-}
-
 function shellOwnsForeground(info: PaneProcessInfo): boolean {
   return !!info.shell_pid && info.foreground_process_group_id === info.shell_pid;
+}
+
+/** A program other than the pane's shell owns its foreground. */
+function programOwnsForeground(info: PaneProcessInfo): boolean {
+  return !!info.shell_pid && !!info.foreground_process_group_id && info.foreground_process_group_id !== info.shell_pid;
 }
 
 /**

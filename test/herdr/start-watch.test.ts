@@ -218,16 +218,26 @@ describe('watchedRounds', () => {
     return w;
   };
   const polls = (): StartRounds & { asked: number } => {
-    const p = { asked: 0, next: async (): Promise<StartRound> => (p.asked++, { got: { info }, shellOwns: false, screen: null }), stop: () => undefined };
+    const p = { asked: 0, next: async (): Promise<StartRound> => (p.asked++, { got: { info }, shellOwns: false, running: null, screen: null }), stop: () => undefined };
     return p;
   };
 
-  it("gives the watch's rounds with their screens, the pane's shell counted only once looking", async () => {
+  it("gives the watch's rounds with their screens, the pane's shell counted only once looking, its program whenever seen", async () => {
     const shellOwns = { ...processes, foreground_process_group_id: processes.shell_pid };
     const fallback = polls();
-    const rounds = watchedRounds(scripted([{ agent: { info }, processes: shellOwns, screen: 'Trust this folder?' }, { agent: { info }, processes: shellOwns, screen: null }]), () => fallback);
-    expect(await rounds.next(false)).toEqual({ got: { info }, shellOwns: false, screen: 'Trust this folder?' });
-    expect(await rounds.next(true)).toEqual({ got: { info }, shellOwns: true, screen: null });
+    const rounds = watchedRounds(
+      scripted([
+        { agent: { info }, processes: shellOwns, screen: 'Trust this folder?' },
+        { agent: { info }, processes: shellOwns, screen: null },
+        { agent: { info }, processes, screen: null },
+        { agent: { info }, processes: null, screen: null },
+      ]),
+      () => fallback,
+    );
+    expect(await rounds.next(false)).toEqual({ got: { info }, shellOwns: false, running: false, screen: 'Trust this folder?' });
+    expect(await rounds.next(true)).toEqual({ got: { info }, shellOwns: true, running: false, screen: null });
+    expect(await rounds.next(false)).toEqual({ got: { info }, shellOwns: false, running: true, screen: null });
+    expect(await rounds.next(true)).toEqual({ got: { info }, shellOwns: false, running: null, screen: null });
     await expect(rounds.next(true)).rejects.toThrow('ended');
     expect(fallback.asked).toBe(0);
   });
@@ -236,8 +246,8 @@ describe('watchedRounds', () => {
     for (const watch of [scripted([]), scripted([{ agent: { err: new HerdrError('herdr_failed', 'exited 127: not found', 'vega') }, processes: null, screen: null }])]) {
       const fallback = polls();
       const rounds = watchedRounds(watch, () => fallback);
-      expect(await rounds.next(false)).toEqual({ got: { info }, shellOwns: false, screen: null });
-      expect(await rounds.next(false)).toEqual({ got: { info }, shellOwns: false, screen: null });
+      expect(await rounds.next(false)).toEqual({ got: { info }, shellOwns: false, running: null, screen: null });
+      expect(await rounds.next(false)).toEqual({ got: { info }, shellOwns: false, running: null, screen: null });
       expect(fallback.asked).toBe(2);
       expect(watch.stopped).toBeGreaterThan(0);
     }
@@ -247,7 +257,7 @@ describe('watchedRounds', () => {
     const gone = new HerdrError('agent_not_found', 'agent target a not found', 'vega');
     const fallback = polls();
     const rounds = watchedRounds(scripted([{ agent: { err: gone }, processes: null, screen: null }]), () => fallback);
-    expect(await rounds.next(false)).toEqual({ got: { err: gone }, shellOwns: false, screen: null });
+    expect(await rounds.next(false)).toEqual({ got: { err: gone }, shellOwns: false, running: null, screen: null });
     const late = watchedRounds(scripted([], new HerdrError('timeout', 'timed out waiting for agent startup', 'vega')), () => fallback);
     await expect(late.next(false)).rejects.toMatchObject({ herdrCode: 'timeout' });
     expect(fallback.asked).toBe(0);
