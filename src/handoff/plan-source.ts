@@ -8,6 +8,8 @@ import { integrationFor, type IntegrationState } from '../herdr/integration.js';
 import type { AgentInfo, ProcessInfo } from '../herdr/schemas.js';
 import { snapshotOf, type HeadLayout, type Snapshot } from '../git/snapshot.js';
 import { readSourceCheckout } from '../git/source-checkout.js';
+import type { Host } from '../host/host.js';
+import { statsOnce } from '../host/stats-once.js';
 import { quiet } from '../quiet.js';
 import { findSession } from './find-session.js';
 import type { SendOptions } from './options.js';
@@ -25,6 +27,8 @@ export interface SourceReads {
   checkout: Promise<{ cwd: string; layout: HeadLayout; remotes: RemoteOfRepo[]; snapshot: Promise<Snapshot> }>;
   /** The agent's session as found, and how. */
   session: Promise<{ cwd: string; ref: SessionRef; via: Plan['sessionVia'] }>;
+  /** The source as the session was read there: each file stat'ed once (walk its unit through it too). */
+  sessionHost: Host;
 }
 
 /** Start every read of the source about `agent` (`ctx`: the source's paths, asked already); none is awaited here. */
@@ -46,6 +50,8 @@ export function readSource(source: Side, ctx: Promise<SideCtx>, agent: AgentInfo
   const sourceIntegration = async (): Promise<IntegrationState | null> => integrationFor(await source.herdr.integrationStatus().catch(() => []), adapter.integration);
   // Located beside the checkout's read when herdr knows the session (its folder is only for a guess).
   const cwd = quiet(checkout.then((c) => c.cwd));
-  const session = quiet(ctx.then(async (c) => ({ ...(await findSession(source, adapter, agent, opts, c, cwd, agentStarted, sourceIntegration)), cwd: await cwd })));
-  return { ctx, process, checkout, session };
+  // Locating the session and walking its unit ask the same files: over ssh a stat is a round trip.
+  const sessionHost = statsOnce(source.host);
+  const session = quiet(ctx.then(async (c) => ({ ...(await findSession({ ...source, host: sessionHost }, adapter, agent, opts, c, cwd, agentStarted, sourceIntegration)), cwd: await cwd })));
+  return { ctx, process, checkout, session, sessionHost };
 }

@@ -103,7 +103,7 @@ async function planAfterProbes(input: PlanInput, sourceProbe: Promise<HerdrProbe
   const src = readSource(source, sourcePaths, agent, adapter, opts);
   const { sessionFound } = input;
   if (sessionFound) src.session.then((found) => sessionFound(agent, kind, found.ref), () => undefined);
-  const unitOf = unitsOnce(adapter, source.host);
+  const unitOf = unitsOnce(adapter, src.sessionHost);
   // Quitting only when idle (codex, --wait): the status asked again as the look goes out.
   let statusAsked: Promise<AgentStatusRead | null> | null = null;
   const askStatusOnce = (): void => {
