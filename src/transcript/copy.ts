@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path/posix';
 import { HandoffError } from '../errors.js';
-import type { FileStat, Host } from '../host/host.js';
+import type { Host } from '../host/host.js';
 import { arrivalVerdicts, describeFile, worthAnArrival } from './arrivals.js';
 import type { CopiedFile, CopyAction, CopyEntry, CopyRecord, CopyRequest } from './copy-types.js';
 import { checkFolders, destinationUnder, makeCheckedFolders } from './destinations.js';
