@@ -187,7 +187,8 @@ describe('real pi: session made on laptop, moved with the product code, resumed 
     // 3. The real pi resumes it as vega, launched from vega's home (pi takes the header's cwd).
     const vt = tmuxFor(vega);
     vt.run('pi', vega.home, piEnv(vegaDir), [process.execPath, piCli, '--session', placement.file], exitStatusFile(vega, 'pi'));
-    const resumed = await screenShows(vt, 'pi', ['alpha: what does README.md say?', 'Mock reply to alpha: hello', `pi v${PI_VERSION}`]);
+    // The footer's branch comes a moment after the history on a busy machine: it is waited for too.
+    const resumed = await screenShows(vt, 'pi', ['alpha: what does README.md say?', 'Mock reply to alpha: hello', `pi v${PI_VERSION}`, ' (main)']);
     // The footer shows the working directory and its branch (pi abbreviates HOME to ~).
     const footerCwd = resumed.split('\n').find((l) => /^\S+ \(main\)\s*$/.test(l))?.replace(/ \(main\)\s*$/, '');
     expect(footerCwd === project.vega || footerCwd === `~${project.vega.slice(vega.home.length)}`, `footer cwd ${footerCwd}`).toBe(true);
