@@ -7,7 +7,7 @@ import { arrivalsDir, recordArrivals, worthAnArrival } from '../transcript/arriv
 import { askStatus, isBusy, knownIdle } from './idle-check.js';
 import type { CopyRecord } from '../transcript/copy-types.js';
 import { discardBackups, undoCopy } from '../transcript/copy.js';
-import { destinationUnder, lookAtDestinations, type DestinationLook } from '../transcript/destinations.js';
+import { destinationUnder, isLookAt, lookAtDestinations, type DestinationLook } from '../transcript/destinations.js';
 import { readEarly } from '../transcript/read-ahead.js';
 import { ledgerDir, recordLeft } from '../transcript/left-ledger.js';
 import type { Placement } from '../../adapters/adapter.js';
@@ -91,7 +91,7 @@ export function copySession(m: Member, sides: Sides, worktree: string, look: Pro
     const sessionPlacement = plan.adapter.placement(plan.session, { ...plan.targetCtx, cwd: cwdIn(worktree, plan.snapshot.relativeCwd) });
     const root = sessionPlacement.configRoot;
     // The unit's small files as planned, read beside its stat (read-ahead.ts): only read, so before the marker.
-    const early = readEarly(source.host, plan.unit, plan.unit.map((e) => destinationUnder(root, e.dest)), look);
+    const early = readEarly(source.host, plan.unit, root, look);
     early.catch(() => undefined);
     // The marker goes first: from here on the target may hold something of this handoff.
     await markerWritten();
@@ -100,7 +100,7 @@ export function copySession(m: Member, sides: Sides, worktree: string, look: Pro
     // One look at the destinations serves the intent and the copy (the one asked during the quit when it is for these).
     const dests = unit.map((e) => destinationUnder(root, e.dest));
     const asked = await look;
-    const looked = asked && asked.root === root && asked.dests.join('\0') === dests.join('\0') ? Promise.resolve(asked) : lookAtDestinations(target.host, root, dests);
+    const looked = isLookAt(asked, root, dests) ? Promise.resolve(asked) : lookAtDestinations(target.host, root, dests);
     looked.catch(() => undefined);
     m.record(await sessionIntent(looked, unit, sessionCopyTag(plan.id)));
     const sourceState = hostStateDir(source.info);

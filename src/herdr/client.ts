@@ -152,7 +152,8 @@ export class HerdrClient {
     const before = early?.trim() ? early : this.socket.known ? await this.read(pane, { source: 'visible' }).catch(() => null) : null;
     const launched = await this.socket.read('agent.start', params, AgentStartedResult, 'agent start');
     if (launched) {
-      // Once it is ready, its first screen is read and herdr's list asked side by side (start.ts).
+      // Once it is ready, requests may follow at once (start.ts: a trust screen answered, herdr's
+      // list when the ready look did not see the agent running): their connections opened ahead.
       this.socket.prepareSpares(2);
       const argv = launched.result.argv ?? [kind, ...args];
       const ready = await untilInteractive(this, await this.startRounds(name, pane, timeoutMs), name, pane, { before, argv }, timeoutMs);

@@ -217,7 +217,6 @@ export async function verifyCopy(target: Host, record: CopyRecord): Promise<{ ok
   return { ok: mismatches.length === 0, mismatches };
 }
 
-
 /** Put the target back as it was before `copyUnit` (a failed handoff). Safe to call twice. */
 export async function undoCopy(target: Host, record: CopyRecord): Promise<void> {
   for (const f of [...record.files].reverse()) {

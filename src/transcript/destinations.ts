@@ -47,6 +47,11 @@ export async function lookAtDestinations(host: Host, root: string, dests: readon
   return { root, dests, dirs, states, stats };
 }
 
+/** Whether `look` is one at exactly these destinations under `root` (so it need not be asked again). */
+export function isLookAt(look: DestinationLook | null | undefined, root: string, dests: readonly string[]): look is DestinationLook {
+  return !!look && look.root === root && look.dests.join('\0') === dests.join('\0');
+}
+
 /** The folders a unit needs, checked from a look at them; `toMake` when some do not exist yet. */
 export interface CheckedFolders {
   /** The root and each destination's folder, once each (the root first). */
@@ -65,7 +70,7 @@ export interface CheckedFolders {
  */
 export async function checkFolders(host: Host, root: string, dests: string[], record: CopyRecord, looked?: Promise<DestinationLook>): Promise<CheckedFolders> {
   const asked = looked ? await looked : null;
-  const { dirs, states, stats } = asked && asked.root === root && asked.dests.join('\0') === dests.join('\0') ? asked : await lookAtDestinations(host, root, dests);
+  const { dirs, states, stats } = isLookAt(asked, root, dests) ? asked : await lookAtDestinations(host, root, dests);
   const rootState = states[0]!;
   for (const st of states) {
     if (!st.existingIsDir) {

@@ -9,7 +9,7 @@
 import type { FileStat, Host } from '../host/host.js';
 import { worthAnArrival } from './arrivals.js';
 import type { CopyEntry } from './copy-types.js';
-import type { DestinationLook } from './destinations.js';
+import { destinationUnder, isLookAt, type DestinationLook } from './destinations.js';
 
 /** Most bytes of one file, and of all, read ahead together from the source. */
 const READ_AHEAD_MAX_EACH = 256 * 1024;
@@ -30,12 +30,12 @@ export function aheadPaths(entries: readonly Sized[], existingOf: readonly (File
 }
 
 /**
- * Read ahead the small files of `planned` (the unit before the quit) that the look at their
- * destinations (`looked`, for `dests`) says the copy will want. Nothing is read without that look.
+ * Read ahead the small files of `planned` (the unit before the quit, going under `root`) that the
+ * look at their destinations says the copy will want. Nothing is read without that look.
  */
-export async function readEarly(source: Host, planned: readonly Sized[], dests: readonly string[], looked: Promise<DestinationLook | null>): Promise<ReadonlyMap<string, Buffer>> {
+export async function readEarly(source: Host, planned: readonly Pick<CopyEntry, 'source' | 'size' | 'dest'>[], root: string, looked: Promise<DestinationLook | null>): Promise<ReadonlyMap<string, Buffer>> {
   const look = await looked.catch(() => null);
-  if (!look || look.dests.join('\0') !== dests.join('\0')) return new Map();
+  if (!isLookAt(look, root, planned.map((e) => destinationUnder(root, e.dest)))) return new Map();
   const paths = aheadPaths(planned, look.stats);
   return paths.length > 0 ? source.readFiles(paths, READ_AHEAD_MAX_EACH) : new Map();
 }

@@ -44,17 +44,17 @@ describe('aheadPaths', () => {
 describe('readEarly', () => {
   it('reads what the planned unit would read ahead, one program', async () => {
     const { host, calls } = source({ '/s/a': 'aa', '/s/b': 'bbbb' });
-    const got = await readEarly(host, [{ source: '/s/a', size: 2 }, { source: '/s/b', size: 4 }], ['/t/a', '/t/b'], look(['/t/a', '/t/b'], [null, held(1)]));
+    const got = await readEarly(host, [{ source: '/s/a', size: 2, dest: 'a' }, { source: '/s/b', size: 4, dest: 'b' }], '/t', look(['/t/a', '/t/b'], [null, held(1)]));
     expect(calls).toEqual([['/s/a', '/s/b']]);
     expect([...got.keys()]).toEqual(['/s/a', '/s/b']);
   });
 
   it('reads nothing without the look at those very destinations', async () => {
     const { host, calls } = source({ '/s/a': 'aa' });
-    const planned = [{ source: '/s/a', size: 2 }];
-    expect((await readEarly(host, planned, ['/t/a'], Promise.resolve(null))).size).toBe(0);
-    expect((await readEarly(host, planned, ['/t/a'], look(['/t/elsewhere'], [null]))).size).toBe(0);
-    expect((await readEarly(host, planned, ['/t/a'], Promise.reject(new Error('look failed')))).size).toBe(0);
+    const planned = [{ source: '/s/a', size: 2, dest: 'a' }];
+    expect((await readEarly(host, planned, '/t', Promise.resolve(null))).size).toBe(0);
+    expect((await readEarly(host, planned, '/t', look(['/t/elsewhere'], [null]))).size).toBe(0);
+    expect((await readEarly(host, planned, '/t', Promise.reject(new Error('look failed')))).size).toBe(0);
     expect(calls).toEqual([]);
   });
 });
