@@ -63,25 +63,6 @@ export function tempName(dir: string, what: string): string {
   return path.posix.join(dir, `agent-handoff-${what}-${process.pid}-${randomBytes(6).toString('hex')}`);
 }
 
-/**
- * A temporary index that starts as a copy of `realIndex` (so git's stat cache stays valid and
- * nothing is re-hashed needlessly), or empty when the repository has no index yet. The real
- * index is never written. `cp` is POSIX and keeps this one command on a remote host.
- *
- * `-p` matters: git treats an entry as "racily clean" (and compares content) when the file's
- * mtime is not older than the index file's own mtime. A copy with a fresh mtime would make git
- * trust the stat data of a file rewritten with the same size within the same clock tick, and
- * silently miss that change.
- */
-export async function copyIndex(host: Host, realIndex: string, tmpIndex: string): Promise<void> {
-  const r = await host.run(['cp', '-p', '--', realIndex, tmpIndex]);
-  if (r.exitCode !== 0 && (await host.stat(realIndex)) !== null) {
-    throw new HandoffError('git_failed', `Could not copy the git index ${realIndex} on ${host.label}: ${r.stderr.trim()}`, {
-      fix: 'Check the permissions of the repository folder.',
-    });
-  }
-}
-
 export const ZERO_OID = '0000000000000000000000000000000000000000';
 
 /** Full ref name of a branch. */

@@ -139,11 +139,17 @@ function treeFailure(host: Host, where: string, index: string, r: RunResult): Ha
   return gitFailed(host, where, ['add', '-A', '--', ':/'], r);
 }
 
-const INDEX_COPY_FAILED = 70;
+/** The exit code of a program here when the real index could not be copied. */
+export const INDEX_COPY_FAILED = 70;
 /**
  * With $i the real index and $t the temporary one (git's base options in "$@"): the working
  * tree's id on stdout. A missing real index (a repository with no index yet) starts the temporary
- * one empty; see copyIndex for why `cp -p`. The temporary index is always removed.
+ * one empty. The temporary index is always removed.
+ *
+ * A copy of the real index keeps git's stat cache, so unchanged files are not re-hashed. `cp -p`
+ * matters: git treats an entry as "racily clean" (and compares content) when the file's mtime is
+ * not older than the index file's own; a copy with a fresh mtime would make git trust the stat
+ * data of a file rewritten with the same size within the same clock tick, and miss that change.
  */
 const TREE_FROM_TEMP_INDEX = [
   `if [ -e "$i" ]; then cp -p -- "$i" "$t" || exit ${INDEX_COPY_FAILED}; fi`,

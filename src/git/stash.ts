@@ -10,8 +10,9 @@
 import path from 'node:path';
 import type { Host } from '../host/host.js';
 import { runInOrder } from '../host/run-in-order.js';
-import { copyIndex, GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, line, splitNul, tempName } from './git.js';
-import { headAndWorkingTree, SNAPSHOT_IDENTITY, STATE_CHANGED_EXIT, tempIndexName, UNCHANGED_GUARD_SCRIPT, type Snapshot } from './snapshot.js';
+import { HandoffError } from '../errors.js';
+import { GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, splitNul, tempName } from './git.js';
+import { headAndWorkingTree, INDEX_COPY_FAILED, SNAPSHOT_IDENTITY, STATE_CHANGED_EXIT, tempIndexName, UNCHANGED_GUARD_SCRIPT, type Snapshot } from './snapshot.js';
 
 export interface StashRequest {
   host: Host;
@@ -109,39 +110,55 @@ async function changedTrees(host: Host, repo: string, from: string, to: string):
   return out;
 }
 
-/** Build a commit shaped like `git stash push --include-untracked` makes it. */
+/**
+ * $1 the real index, $2 a temporary index, $3 a temporary list file (both in the git folder),
+ * $4 HEAD, $5 the short description (`branch: abc1234`), $6 the message, then git's base
+ * options; run at the checkout's top. Builds a commit shaped like `git stash push
+ * --include-untracked` makes it: parents HEAD, the index state (its own commit on HEAD), and —
+ * when there are any — the untracked, non-ignored files (a root commit); its tree is the tracked
+ * files as they are in the worktree. Answers the commit on a line, then the untracked files
+ * (NUL-separated). One program, so a remote source pays one round trip for it; the real index is
+ * never written (a copy is, as TREE_FROM_TEMP_INDEX in snapshot.ts says why) and both temporary files are removed.
+ */
+export const STASH_COMMIT_SCRIPT = [
+  'i=$1; t=$2; u=$3; h=$4; s=$5; m=$6; shift 6',
+  'c=$(',
+  // Listed against the real index, before the temporary one is set.
+  '  git "$@" ls-files -z --others --exclude-standard >"$u" || exit $?',
+  `  if [ -e "$i" ]; then cp -p -- "$i" "$t" || exit ${INDEX_COPY_FAILED}; fi`,
+  '  GIT_INDEX_FILE=$t; export GIT_INDEX_FILE',
+  '  it=$(git "$@" write-tree) || exit $?',
+  '  ic=$(git "$@" commit-tree --no-gpg-sign -p "$h" -m "index on $s" "$it") || exit $?',
+  '  git "$@" add -u -- :/ || exit $?',
+  '  wt=$(git "$@" write-tree) || exit $?',
+  '  if [ ! -s "$u" ]; then exec git "$@" commit-tree --no-gpg-sign -p "$h" -p "$ic" -m "$m" "$wt"; fi',
+  '  rm -f -- "$t"',
+  '  git "$@" update-index --add -z --stdin <"$u" || exit $?',
+  '  ut=$(git "$@" write-tree) || exit $?',
+  '  uc=$(git "$@" commit-tree --no-gpg-sign -m "untracked files on $s" "$ut") || exit $?',
+  '  exec git "$@" commit-tree --no-gpg-sign -p "$h" -p "$ic" -p "$uc" -m "$m" "$wt"',
+  '); rc=$?',
+  'rm -f -- "$t"',
+  '[ "$rc" -eq 0 ] || { rm -f -- "$u"; exit "$rc"; }',
+  'printf "%s\\n" "$c"',
+  'cat -- "$u"; rc=$?',
+  'rm -f -- "$u"; exit "$rc"',
+].join('\n');
+
+/** Build the stash commit (STASH_COMMIT_SCRIPT) of the checkout's working state. */
 async function stashCommit(host: Host, snap: Snapshot, message: string): Promise<PreparedStash> {
   const { repoRoot, gitDir, head } = snap;
-  const env = SNAPSHOT_IDENTITY;
   const short = `${snap.branch ?? '(no branch)'}: ${head.slice(0, 7)}`;
   const realIndex = path.posix.join(gitDir, 'index');
-  const tmp = tempName(gitDir, 'stash-index');
-  try {
-    // Index state.
-    await copyIndex(host, realIndex, tmp);
-    const indexTree = line(await git(host, repoRoot, ['write-tree'], { env: { GIT_INDEX_FILE: tmp } }));
-    const indexCommit = line(await git(host, repoRoot, ['commit-tree', '--no-gpg-sign', '-p', head, '-m', `index on ${short}`, indexTree], { env }));
-    // Tracked files as they are in the worktree.
-    await git(host, repoRoot, ['add', '-u', '--', ':/'], { env: { GIT_INDEX_FILE: tmp } });
-    const workTree = line(await git(host, repoRoot, ['write-tree'], { env: { GIT_INDEX_FILE: tmp } }));
-    // Untracked, non-ignored files, in a tree of their own.
-    const untracked = await untrackedFiles(host, repoRoot);
-    const parents = ['-p', head, '-p', indexCommit];
-    if (untracked.length > 0) {
-      await host.remove(tmp);
-      await git(host, repoRoot, ['update-index', '--add', '-z', '--stdin'], { env: { GIT_INDEX_FILE: tmp }, stdin: untracked.join('\0') + '\0' });
-      const untrackedTree = line(await git(host, repoRoot, ['write-tree'], { env: { GIT_INDEX_FILE: tmp } }));
-      const untrackedCommit = line(await git(host, repoRoot, ['commit-tree', '--no-gpg-sign', '-m', `untracked files on ${short}`, untrackedTree], { env }));
-      parents.push('-p', untrackedCommit);
-    }
-    return { commit: line(await git(host, repoRoot, ['commit-tree', '--no-gpg-sign', ...parents, '-m', message, workTree], { env })), untracked };
-  } finally {
-    await host.remove(tmp).catch(() => undefined);
+  const argv = ['/bin/sh', '-c', STASH_COMMIT_SCRIPT, 'sh', realIndex, tempName(gitDir, 'stash-index'), tempName(gitDir, 'untracked'), head, short, message, ...GIT_BASE_CONFIG];
+  const r = await host.run(argv, { cwd: repoRoot, env: { ...GIT_BASE_ENV, ...SNAPSHOT_IDENTITY } });
+  const nl = r.stdout.indexOf('\n');
+  const commit = r.stdout.slice(0, Math.max(nl, 0));
+  if (r.exitCode === INDEX_COPY_FAILED) {
+    throw new HandoffError('git_failed', `Could not copy the git index ${realIndex} on ${host.label}: ${r.stderr.trim()}`, { fix: 'Check the permissions of the repository folder.' });
   }
-}
-
-async function untrackedFiles(host: Host, repoRoot: string): Promise<string[]> {
-  return splitNul((await git(host, repoRoot, ['ls-files', '-z', '--others', '--exclude-standard'])).stdout);
+  if (r.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(commit)) throw gitFailed(host, repoRoot, ['commit-tree'], r);
+  return { commit, untracked: splitNul(r.stdout.slice(nl + 1)) };
 }
 
 /**
