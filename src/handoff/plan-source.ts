@@ -9,7 +9,7 @@ import type { AgentInfo, ProcessInfo } from '../herdr/schemas.js';
 import { snapshotOf, type HeadLayout, type Snapshot } from '../git/snapshot.js';
 import { readSourceCheckout } from '../git/source-checkout.js';
 import type { Host } from '../host/host.js';
-import { statsOnce } from '../host/stats-once.js';
+import { readsOnce } from '../host/reads-once.js';
 import { quiet } from '../quiet.js';
 import { findSession } from './find-session.js';
 import type { SendOptions } from './options.js';
@@ -51,7 +51,7 @@ export function readSource(source: Side, ctx: Promise<SideCtx>, agent: AgentInfo
   // Located beside the checkout's read when herdr knows the session (its folder is only for a guess).
   const cwd = quiet(checkout.then((c) => c.cwd));
   // Locating the session and walking its unit ask the same files: over ssh a stat is a round trip.
-  const sessionHost = statsOnce(source.host);
+  const sessionHost = readsOnce(source.host);
   const session = quiet(ctx.then(async (c) => ({ ...(await findSession({ ...source, host: sessionHost }, adapter, agent, opts, c, cwd, agentStarted, sourceIntegration)), cwd: await cwd })));
   return { ctx, process, checkout, session, sessionHost };
 }
