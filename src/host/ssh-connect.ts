@@ -167,6 +167,23 @@ export interface Dialed {
   connectMs: number;
 }
 
+/**
+ * Settles when something is first written to `socket` (a one-time wrapper of its `write`, taken
+ * off again at that first call).
+ */
+export function firstWrite(socket: net.Socket): Promise<void> {
+  return new Promise((resolve) => {
+    const own = Object.hasOwn(socket, 'write');
+    const write = socket.write;
+    socket.write = function (...args: Parameters<net.Socket['write']>) {
+      if (own) socket.write = write;
+      else delete (socket as Partial<net.Socket>).write;
+      resolve();
+      return write.apply(socket, args);
+    } as net.Socket['write'];
+  });
+}
+
 /** Resolve `target` like OpenSSH, connect (through any ProxyJump hops), verify and authenticate. */
 export async function dialChain(target: string, opts: DialOptions): Promise<Dialed> {
   const chain = await resolveChain(target, opts);
@@ -192,8 +209,10 @@ export async function dialChain(target: string, opts: DialOptions): Promise<Dial
     for (let i = 0; i < chain.length; i++) {
       const hop = chain[i]!;
       if (timedOut) throw new Error('timed out');
+      // The first hop's handshake has begun once ssh2 has written to the socket: it does so
+      // after its own crypto set-up settles, which needs the event loop free for a moment.
+      if (i === 0 && opts.onDial) void firstWrite(socket).then(opts.onDial);
       const shaking = handshake(hop, sock, opts, i === 0, timeoutMs + 1000);
-      if (i === 0) opts.onDial?.();
       const client = await shaking;
       hops.push({ client, resolved: hop });
       const next = chain[i + 1];
