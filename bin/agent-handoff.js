@@ -23,22 +23,18 @@ const cli = fs.existsSync(bundle) ? Promise.resolve(loadBundle(bundle, argv[0]))
 cli.then((m) => m.main(argv)).finally(() => earlyWork?.());
 
 /**
- * `send AGENT TARGET …` with a plain `[user@]host` target: its `ssh -G` (src/host/ssh-target.ts)
- * starts now, before the bundle loads, and answers while it does. The command, its arguments and
- * options are left beside the bundle, which takes the answer over only when it would run exactly
- * that; otherwise it runs its own. Returns what ends an answer nobody took (a refused command line).
+ * `send … --from HOST`, or `send AGENT TARGET …`, with a plain `[user@]host`: the `ssh -G` of the
+ * host the send connects to first starts now, before the bundle loads, and answers while it does
+ * (read as src/cli.ts: sendRemoteOf reads it). The command, its arguments and options are left
+ * beside the bundle, which takes the answer over only when it would run exactly that; otherwise
+ * it runs its own. Returns what ends an answer nobody took (a refused command line).
  */
 function sshGFirst(args) {
   const words = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
-  // The last of the plain words after `send` (two or more: agents, then the target), or the one after `--all`.
-  const all = words[1] === '--all';
-  const rest = words.slice(all ? 2 : 1);
-  const end = rest.findIndex((w) => w.startsWith('-'));
-  const run = end < 0 ? rest : rest.slice(0, end);
-  const target = run[run.length - 1];
-  if (words[0] !== 'send' || run.length < (all ? 1 : 2) || (all && run.length > 1) || target === 'local') return undefined;
+  const target = words[0] === 'send' ? remoteOf(words) : null;
+  if (!target || target === 'local') return undefined;
   if (!/^(?:[A-Za-z0-9_.+][A-Za-z0-9_.+-]*@)?[A-Za-z0-9_.][A-Za-z0-9_.-]*$/.test(target)) return undefined;
-  if (words.some((w) => w === '--here' || w.startsWith('--here=') || w === '--help' || /^-[a-zA-Z]*h[a-zA-Z]*$/.test(w))) return undefined;
+  if (words.some((w) => w === '--help' || /^-[a-zA-Z]*h[a-zA-Z]*$/.test(w))) return undefined;
   // The TCP connect first: its round trip is the longer wait.
   const dial = dialFirst(target);
   const key = Symbol.for('agent-handoff.ssh-G');
@@ -54,6 +50,18 @@ function sshGFirst(args) {
     if (globalThis[key] === early) child.kill();
     dial?.();
   };
+}
+
+/** The value of the one `--from`, else the last of two or more plain words after `send` (or the one after a leading `--all`) without `--here`; else null. */
+function remoteOf(words) {
+  const froms = words.flatMap((w, i) => (w === '--from' ? [words[i + 1] ?? ''] : w.startsWith('--from=') ? [w.slice('--from='.length)] : []));
+  if (froms.length > 0) return froms.length === 1 && !froms[0].startsWith('-') ? froms[0] : null;
+  if (words.some((w) => w === '--here' || w.startsWith('--here='))) return null;
+  const all = words[1] === '--all';
+  const rest = words.slice(all ? 2 : 1);
+  const end = rest.findIndex((w) => w.startsWith('-'));
+  const run = end < 0 ? rest : rest.slice(0, end);
+  return run.length < (all ? 1 : 2) || (all && run.length > 1) ? null : run[run.length - 1];
 }
 
 /**

@@ -142,14 +142,23 @@ export function commandNamed(argv: readonly string[]): string | null {
 }
 
 /**
- * The target of `send AGENT… TARGET …`, read before the parse when the first words make it
- * certain: the last of the plain words right after `send` (a word right after a positional is
- * never an option's value), when there are two or more, or the word after a leading `--all`;
- * null otherwise (the parse decides). Only a head start: the resolution is keyed by the target.
+ * The host a send connects to first, read before the parse when the words make it certain: the
+ * source of `send … --from HOST` (its agents are read first; `--from` takes a value, so the word
+ * after it is that value), else the target of `send AGENT… TARGET …`: the last of the plain words
+ * right after `send` (a word right after a positional is never an option's value), when there
+ * are two or more, or the word after a leading `--all`. `--here` (without `--from`), `local`, or
+ * anything less certain: null, and the parse decides. Only a head start: the resolution is keyed
+ * by the host as typed. bin/agent-handoff.js reads the same words the same way.
  */
-export function sendTargetOf(argv: readonly string[]): string | null {
+export function sendRemoteOf(argv: readonly string[]): string | null {
   const w = ownWords(argv);
-  if (w[0] !== 'send' || w.some((x) => x === '--here' || x.startsWith('--here='))) return null;
+  if (w[0] !== 'send') return null;
+  const froms = w.flatMap((x, i) => (x === '--from' ? [w[i + 1] ?? ''] : x.startsWith('--from=') ? [x.slice('--from='.length)] : []));
+  if (froms.length > 0) {
+    const from = froms[0]!;
+    return froms.length === 1 && from !== '' && !from.startsWith('-') && from !== 'local' ? from : null;
+  }
+  if (w.some((x) => x === '--here' || x.startsWith('--here='))) return null;
   const all = w[1] === '--all';
   const rest = w.slice(all ? 2 : 1);
   const end = rest.findIndex((x) => x.startsWith('-'));
@@ -243,9 +252,9 @@ export async function main(argv: string[]): Promise<void> {
       print({ ok: true, command, usage: await usageText(argv) }, mode);
       return;
     }
-    // `send`: its target's `ssh -G` runs in its own process while this one parses and loads.
-    const target = sendTargetOf(argv);
-    if (target) (await import('./host/ssh-target.js')).resolveEarly(target);
+    // `send`: the `ssh -G` of the host it connects to first runs in its own process while this one parses and loads.
+    const remote = sendRemoteOf(argv);
+    if (remote) (await import('./host/ssh-target.js')).resolveEarly(remote);
     // Not a help run: no help text is needed, so yargs' render of it is skipped (see withoutHelpCache).
     const parser = withoutHelpCache(parserFor(argv));
     const args = await parser.parse();

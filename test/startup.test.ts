@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendTargetOf } from '../src/cli.js';
+import { sendRemoteOf } from '../src/cli.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = path.join(ROOT, 'bin', 'agent-handoff.js');
@@ -254,6 +254,22 @@ describe('start-up: only what the command needs', () => {
       }
     });
 
+    it('the source of `send … --from HOST` likewise', async () => {
+      const server = await listener();
+      try {
+        await remember('u@dial-from', server.port);
+        const r = run(['send', 'some-agent', '--from', 'u@dial-from', '--dry-run', '--timeout', '1', '--json'], { bin: fakeSsh(server.port) });
+        expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, command: 'send' });
+        const all = whats(r.report);
+        expect(all.filter((w) => /^spawn \S*ssh -G /.test(w)), all.join('\n')).toEqual(['spawn ssh -G -- u@dial-from']);
+        expect(all.filter((w) => w === `connect ${server.port}`)).toHaveLength(1);
+        expect(all.indexOf(`connect ${server.port}`)).toBeLessThan(all.indexOf('bundle'));
+        await greetedOnce(server);
+      } finally {
+        await server.close();
+      }
+    });
+
     it('a target that moved: the early socket is closed unused, the bundle connects where ssh -G says', async () => {
       const before = await listener();
       const now = await listener();
@@ -292,14 +308,23 @@ describe('start-up: only what the command needs', () => {
   });
 });
 
-describe('sendTargetOf: the target read before the parse, only when certain', () => {
+describe('sendRemoteOf: the host a send connects to first, read before the parse, only when certain', () => {
   const cases: [string[], string | null][] = [
     [['send', 'api', 'vega'], 'vega'],
     [['send', 'api', 'ssh://me@vega:2222', '--dry-run', '--dir', 'x'], 'ssh://me@vega:2222'],
     [['send', 'api', 'vega', '--', '--model', 'x'], 'vega'],
     // An option before the words: which word is the target is the parser's to say.
     [['send', '--dir', 'x', 'api', 'vega'], null],
-    [['send', 'api', '--from', 'vega'], null],
+    // The source of a way back: `--from` takes a value, wherever it stands.
+    [['send', 'api', '--from', 'vega'], 'vega'],
+    [['send', '--from', 'vega', 'api'], 'vega'],
+    [['send', 'api', '--from=me@vega', '--here'], 'me@vega'],
+    [['send', 'api', 'mars', '--from', 'vega'], 'vega'],
+    [['send', 'api', '--from', 'vega', '--from', 'mars'], null],
+    [['send', 'api', '--from', '--dry-run'], null],
+    [['send', 'api', '--from'], null],
+    [['send', 'api', '--from', 'local'], null],
+    [['send', 'api', '--', '--from', 'vega'], null],
     [['--json', 'send', 'api', 'vega'], null],
     [['send', 'api'], null],
     [['send', 'api', 'vega', '--here'], null],
@@ -309,9 +334,9 @@ describe('sendTargetOf: the target read before the parse, only when certain', ()
     // A batch: the last of the words is the target.
     [['send', 'api', 'web', 'vega', '--dry-run'], 'vega'],
     [['send', '--all', 'vega'], 'vega'],
-    [['send', '--all', '--from', 'vega'], null],
+    [['send', '--all', '--from', 'vega'], 'vega'],
     [['send', '--all', 'api', 'vega'], null],
     [['send', 'api', 'web', '--here'], null],
   ];
-  for (const [argv, want] of cases) it(`${argv.join(' ')} → ${want}`, () => expect(sendTargetOf(argv)).toBe(want));
+  for (const [argv, want] of cases) it(`${argv.join(' ')} → ${want}`, () => expect(sendRemoteOf(argv)).toBe(want));
 });
