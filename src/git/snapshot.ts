@@ -133,10 +133,13 @@ function treeWritten(host: Host, where: string, index: string, r: RunResult): Ru
 
 /** Why a working-tree program wrote no tree. */
 function treeFailure(host: Host, where: string, index: string, r: RunResult): HandoffError {
-  if (r.exitCode === INDEX_COPY_FAILED) {
-    return new HandoffError('git_failed', `Could not copy the git index ${index} on ${host.label}: ${r.stderr.trim()}`, { fix: 'Check the permissions of the repository folder.' });
-  }
+  if (r.exitCode === INDEX_COPY_FAILED) return indexCopyFailed(host, index, r);
   return gitFailed(host, where, ['add', '-A', '--', ':/'], r);
+}
+
+/** The error of a program that exited INDEX_COPY_FAILED: the real index (`index` names it) could not be copied. */
+export function indexCopyFailed(host: Host, index: string, r: RunResult): HandoffError {
+  return new HandoffError('git_failed', `Could not copy the git index ${index} on ${host.label}: ${r.stderr.trim()}`, { fix: 'Check the permissions of the repository folder.' });
 }
 
 /** The exit code of a program here when the real index could not be copied. */

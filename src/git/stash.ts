@@ -10,9 +10,8 @@
 import path from 'node:path';
 import type { Host } from '../host/host.js';
 import { runInOrder } from '../host/run-in-order.js';
-import { HandoffError } from '../errors.js';
 import { GIT_BASE_CONFIG, GIT_BASE_ENV, git, gitFailed, splitNul, tempName } from './git.js';
-import { headAndWorkingTree, INDEX_COPY_FAILED, SNAPSHOT_IDENTITY, STATE_CHANGED_EXIT, tempIndexName, UNCHANGED_GUARD_SCRIPT, type Snapshot } from './snapshot.js';
+import { headAndWorkingTree, INDEX_COPY_FAILED, indexCopyFailed, SNAPSHOT_IDENTITY, STATE_CHANGED_EXIT, tempIndexName, UNCHANGED_GUARD_SCRIPT, type Snapshot } from './snapshot.js';
 
 export interface StashRequest {
   host: Host;
@@ -117,8 +116,9 @@ async function changedTrees(host: Host, repo: string, from: string, to: string):
  * --include-untracked` makes it: parents HEAD, the index state (its own commit on HEAD), and —
  * when there are any — the untracked, non-ignored files (a root commit); its tree is the tracked
  * files as they are in the worktree. Answers the commit on a line, then the untracked files
- * (NUL-separated). One program, so a remote source pays one round trip for it; the real index is
- * never written (a copy is, as TREE_FROM_TEMP_INDEX in snapshot.ts says why) and both temporary files are removed.
+ * (NUL-separated). One program, so a remote source pays one round trip for it. The real index
+ * is never written (a copy of it is: TREE_FROM_TEMP_INDEX in snapshot.ts says why `cp -p`), and
+ * both temporary files are removed.
  */
 export const STASH_COMMIT_SCRIPT = [
   'i=$1; t=$2; u=$3; h=$4; s=$5; m=$6; shift 6',
@@ -154,9 +154,7 @@ async function stashCommit(host: Host, snap: Snapshot, message: string): Promise
   const r = await host.run(argv, { cwd: repoRoot, env: { ...GIT_BASE_ENV, ...SNAPSHOT_IDENTITY } });
   const nl = r.stdout.indexOf('\n');
   const commit = r.stdout.slice(0, Math.max(nl, 0));
-  if (r.exitCode === INDEX_COPY_FAILED) {
-    throw new HandoffError('git_failed', `Could not copy the git index ${realIndex} on ${host.label}: ${r.stderr.trim()}`, { fix: 'Check the permissions of the repository folder.' });
-  }
+  if (r.exitCode === INDEX_COPY_FAILED) throw indexCopyFailed(host, realIndex, r);
   if (r.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(commit)) throw gitFailed(host, repoRoot, ['commit-tree'], r);
   return { commit, untracked: splitNul(r.stdout.slice(nl + 1)) };
 }
