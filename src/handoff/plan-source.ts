@@ -27,7 +27,7 @@ export interface SourceReads {
   checkout: Promise<{ cwd: string; layout: HeadLayout; remotes: RemoteOfRepo[]; snapshot: Promise<Snapshot> }>;
   /** The agent's session as found, and how. */
   session: Promise<{ cwd: string; ref: SessionRef; via: Plan['sessionVia'] }>;
-  /** The source as the session was read there: each file stat'ed once (walk its unit through it too). */
+  /** The source as the session was read there: each file stat'ed and each folder walked once (walk its unit through it too). */
   sessionHost: Host;
 }
 

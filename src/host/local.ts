@@ -246,14 +246,17 @@ export class LocalHost implements Host {
     loginEnv.HOME = home;
     loginEnv.PATH = loginPathWithExtras(env.PATH ?? '/usr/bin:/bin', home);
     const tmp = env.TMPDIR || '/tmp';
+    // HOME's real path told with the facts, as an ssh host's login probe does: no program asks it later.
+    const [tmpdir, homeReal] = await Promise.all([fs.realpath(tmp).catch(() => tmp), fs.realpath(home).catch(() => null)]);
     return {
       home,
       user: user.username,
       hostname: os.hostname(),
       platform: process.platform,
       shell: env.SHELL || user.shell || '/bin/sh',
-      tmpdir: await fs.realpath(tmp).catch(() => tmp),
+      tmpdir,
       loginEnv,
+      ...(homeReal ? { homeReal } : {}),
     };
   }
 
