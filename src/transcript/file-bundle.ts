@@ -1,8 +1,9 @@
 // The new files of a unit in one program: their rewritten bytes cross as one (gzipped) tar stream,
-// are unpacked into a private folder beside them, and each is given its mode and times and renamed
-// into place. Grok's session is a dozen small files: one program each cost a round trip or two
-// apiece, one program for them all costs one. The archive names its members 0, 1, 2…: no path from
-// a session ever reaches tar; the destinations are the program's positional arguments.
+// are unpacked, with their modes and times, into a private folder beside them, and moved into
+// place one folder at a time. Grok's session is a dozen small files: one program each cost a round
+// trip or two apiece, one program for them all costs one. The archive names a member by its
+// group's number and the file's own name (never a folder): tar writes only inside the private
+// folder; the destination folders are the program's positional arguments.
 import path from 'node:path/posix';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
@@ -30,12 +31,14 @@ export const BUNDLE_FOLDER_OUTSIDE = 75;
 /**
  * $1 the folder to unpack in (made, private; one of an earlier attempt is replaced), $2 1 when
  * stdin is gzipped, $3 how many folders follow to make first: the config root, then the
- * destinations' folders (each must resolve under the root once made; a root whose physical path
- * ends in a newline is refused); then per member i (0, 1, …) three arguments: its mode (octal),
- * its time (ISO, atime and mtime alike) and its destination. Prints each member's number once it is
+ * destinations' folders (each must resolve under the root once made); then per group g (0, 1, …)
+ * of members bound for one folder: that folder, how many names follow, and the names. The archive
+ * (bundleArchive) holds member "g/name" with its mode and time, which tar sets as it writes (in
+ * the private folder, under umask 0); one mv puts a group in place. A chmod, a touch and a mv per
+ * file were each a process. Prints each member's number (counted across the groups) once it is
  * in place; on a failure the members not printed were not installed. The unpacking folder is
- * removed when it ends (and by the session's undo, should the program be killed). Kept short:
- * it travels in every handoff's exec request.
+ * removed when it ends (and by the session's undo, should the program be killed). Kept short: it
+ * travels in every handoff's exec request.
  */
 export const BUNDLE_INSTALL_SCRIPT = [
   'umask 077',
@@ -43,18 +46,28 @@ export const BUNDLE_INSTALL_SCRIPT = [
   `command -v tar >/dev/null 2>&1 || exit ${BUNDLE_NO_TOOLS}`,
   `[ "$z" != 1 ] || command -v gzip >/dev/null 2>&1 || exit ${BUNDLE_NO_TOOLS}`,
   'r=',
+  // cd -P sets PWD to the physical path (no subshell, no newline lost).
   'while [ "$n" -gt 0 ]; do',
-  `  mkdir -p -- "$1" && d=$(cd -P -- "$1" && pwd -P) || exit ${BUNDLE_FOLDER_FAILED}`,
+  `  { [ -d "$1" ] || mkdir -p -- "$1"; } && cd -P -- "$1" && d=$PWD || exit ${BUNDLE_FOLDER_FAILED}`,
   `  if [ -z "$r" ]; then r=$d; elif [ "$r" != / ]; then case $d in "$r" | "$r"/*) ;; *) printf '%s resolves to %s, outside %s\\n' "$1" "$d" "$r" >&2; exit ${BUNDLE_FOLDER_OUTSIDE} ;; esac; fi`,
   '  shift; n=$((n - 1))',
   'done',
   'rm -rf -- "$t" && mkdir -- "$t" || exit 70',
   "trap 'rm -rf -- \"$t\"' EXIT",
-  'if [ "$z" = 1 ]; then gzip -dc; else cat; fi | (cd -- "$t" && tar -xof -) || exit 71',
-  'i=0',
-  'while [ $# -ge 3 ]; do',
-  '  chmod -- "$1" "$t/$i" && touch -d "$2" -- "$t/$i" && mv -f -- "$t/$i" "$3" || exit 72',
-  '  echo $i; i=$((i + 1)); shift 3',
+  'if [ "$z" = 1 ]; then gzip -dc; else cat; fi | (cd -- "$t" && umask 0 && tar -xof -) || exit 71',
+  'g=0 i=0',
+  'while [ $# -ge 2 ]; do',
+  '  d=$1 m=$2; shift 2',
+  // The group's sources as references to the positional names, built from numbers only.
+  '  s=; j=1',
+  '  while [ "$j" -le "$m" ]; do s="$s \\"\\$t/\\$g/\\${$j}\\""; j=$((j + 1)); done',
+  '  eval "mv -f -- $s \\"\\$d/\\""; ok=$?',
+  '  while [ "$m" -gt 0 ]; do',
+  '    [ -e "$t/$g/$1" ] || [ -L "$t/$g/$1" ] || echo $i',
+  '    i=$((i + 1)); m=$((m - 1)); shift',
+  '  done',
+  '  [ "$ok" = 0 ] || exit 72',
+  '  g=$((g + 1))',
   'done',
 ].join('\n');
 
@@ -101,10 +114,46 @@ async function memberBytes(req: CopyRequest, matcher: RewriteMatcher, e: CopyEnt
   return { bytes: Buffer.concat(chunks), content: hash.digest(), replacements: counted(), source: { path: e.source, sha256: seen.sha256(), size: seen.size(), mtimeMs: e.mtimeMs } };
 }
 
-/** The program's argv: the folder to unpack in, whether stdin is gzipped, the folders to make first (the config root first), and each member's install. */
+/** The members bound for one folder, one after another: one mv there. */
+interface BundleGroup {
+  folder: string;
+  names: string[];
+}
+
+/** Consecutive members bound for the same folder, in order (so a member's number is its place in `members`). */
+function bundleGroups(members: readonly Pick<BundleMember, 'file'>[]): BundleGroup[] {
+  const groups: BundleGroup[] = [];
+  for (const { file } of members) {
+    const folder = path.dirname(file);
+    const name = path.basename(file);
+    if (name === '' || name === '.' || name === '..' || file === folder) throw new Error(`bundle: ${JSON.stringify(file)} names no file`);
+    const last = groups[groups.length - 1];
+    if (last?.folder === folder && !last.names.includes(name)) last.names.push(name);
+    else groups.push({ folder, names: [name] });
+  }
+  return groups;
+}
+
+/** The program's argv: the folder to unpack in, whether stdin is gzipped, the folders to make first (the config root first), and the members' groups. */
 export function bundleArgv(folder: string, gzipped: boolean, members: readonly BundleMember[], folders: readonly string[] = []): string[] {
-  const installs = members.flatMap((m) => [(m.entry.mode & 0o7777).toString(8), new Date(m.entry.mtimeMs).toISOString(), m.file]);
-  return ['/bin/sh', '-c', BUNDLE_INSTALL_SCRIPT, 'sh', folder, gzipped ? '1' : '0', String(folders.length), ...folders, ...installs];
+  const groups = bundleGroups(members).flatMap((g) => [g.folder, String(g.names.length), ...g.names]);
+  return ['/bin/sh', '-c', BUNDLE_INSTALL_SCRIPT, 'sh', folder, gzipped ? '1' : '0', String(folders.length), ...folders, ...groups];
+}
+
+/**
+ * The members' bytes as the tar the program unpacks: "g/name" (its group's number, and the file's
+ * own name, never a folder of it), each with its entry's mode and time. The header holds whole
+ * seconds; a pax record carries the rest (GNU tar and bsdtar read it; BusyBox's keeps the
+ * second, as SFTP does).
+ */
+export async function bundleArchive(members: readonly { entry: Pick<CopyEntry, 'mode' | 'mtimeMs'>; file: string }[], bodies: readonly Uint8Array[]): Promise<Buffer> {
+  const names = bundleGroups(members).flatMap((g, k) => g.names.map((n) => `${k}/${n}`));
+  const entries: TarEntry[] = members.map(({ entry }, i) => {
+    const ms = Math.floor(entry.mtimeMs);
+    const pax = ms > 0 && ms % 1000 !== 0 ? { pax: { mtime: `${Math.floor(ms / 1000)}.${String(ms % 1000).padStart(3, '0')}` } } : {};
+    return { header: { name: names[i]!, size: bodies[i]!.length, type: 'file', mode: entry.mode & 0o7777, mtime: new Date(ms), uid: 0, gid: 0, ...pax }, body: bodies[i]! };
+  });
+  return Buffer.from(await packTar(entries));
 }
 
 /**
@@ -114,8 +163,7 @@ export function bundleArgv(folder: string, gzipped: boolean, members: readonly B
  */
 export async function installBundle(req: CopyRequest, matcher: RewriteMatcher, members: readonly BundleMember[], folder: string, folders: readonly string[] = []): Promise<BundleOutcome> {
   const read = await Promise.all(members.map((m) => memberBytes(req, matcher, m.entry)));
-  const tarEntries: TarEntry[] = read.map((r, i) => ({ header: { name: String(i), size: r.bytes.length, type: 'file', mode: 0o600, uid: 0, gid: 0 }, body: r.bytes }));
-  const archive = Buffer.from(await packTar(tarEntries));
+  const archive = await bundleArchive(members, read.map((r) => r.bytes));
   // Session text shrinks ~4× (the target's gzip undoes it; without one the files go one by one).
   const stdin = await gzip(archive, { level: 6 });
   const r = await req.target.run(bundleArgv(folder, true, members, folders), { stdin });

@@ -1,15 +1,17 @@
 // BUNDLE_INSTALL_SCRIPT (src/transcript/file-bundle.ts), the program that puts a unit's new files in
 // place from one tar stream, under each POSIX shell: hostile destination names are only data, each
-// file gets its bytes, mode and time, a failure part-way says which files are in place, a target
-// without tar is told apart before anything is written, and the unpacking folder never stays.
+// file gets its bytes, mode and time (with GNU tar as root and as a user, and with BusyBox's tar),
+// members bound for several folders land in each, a failure part-way says which files are in
+// place, a target without tar is told apart before anything is written, and the unpacking folder
+// never stays.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { packTar } from 'modern-tar';
 import { describe, expect, it } from 'vitest';
-import { BUNDLE_FOLDER_OUTSIDE, BUNDLE_INSTALL_SCRIPT, BUNDLE_NO_TOOLS, bundleArgv, bundleFolder, bundleMembers, BUNDLE_FILE_MAX, BUNDLE_TOTAL_MAX } from '../../src/transcript/file-bundle.js';
+import { BUNDLE_FOLDER_OUTSIDE, BUNDLE_INSTALL_SCRIPT, BUNDLE_NO_TOOLS, bundleArchive, bundleArgv, bundleFolder, bundleMembers, BUNDLE_FILE_MAX, BUNDLE_TOTAL_MAX } from '../../src/transcript/file-bundle.js';
 import type { CopyEntry } from '../../src/transcript/copy-types.js';
+import type { BundleMember } from '../../src/transcript/file-bundle.js';
 import { POSIX_SHELLS } from '../helpers/posix-shells.js';
 import { tempDirs } from '../helpers/temp-dirs.js';
 import { hostileArgs } from '../host/hostile-args.js';
@@ -19,9 +21,9 @@ const MTIME = Date.UTC(2026, 10, 30, 16, 1, 13, 250);
 
 const entry = (size: number, mode = 0o600, mtimeMs = MTIME): CopyEntry => ({ source: '/src/x', dest: 'x', verbatim: false, size, mode, mtimeMs });
 
-/** A tar of `contents` whose members are named 0, 1, … as installBundle packs them. */
-async function archive(contents: readonly Buffer[], gzipped: boolean): Promise<Buffer> {
-  const tar = Buffer.from(await packTar(contents.map((body, i) => ({ header: { name: String(i), size: body.length, type: 'file', mode: 0o600 }, body }))));
+/** The bundle of `members` holding `contents`, as installBundle packs it. */
+async function archive(members: readonly BundleMember[], contents: readonly Buffer[], gzipped: boolean): Promise<Buffer> {
+  const tar = await bundleArchive(members, contents);
   return gzipped ? zlib.gzipSync(tar) : tar;
 }
 
@@ -54,14 +56,14 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('BUNDLE_INSTAL
     fs.mkdirSync(into);
     const names = hostileNames(canaries);
     const contents = names.map((n, i) => (i % 7 === 3 ? Buffer.alloc(0) : Buffer.from(`{"n":${i},"name":${JSON.stringify(n)}}\n\0\xff`, 'latin1')));
-    const members = names.map((n, i) => ({ entry: entry(contents[i]!.length, i % 2 ? 0o644 : 0o600, MTIME - i * 1000), file: path.join(into, n) }));
-    const r = run(shell, bundleArgv(bundleFolder(into, 'c0ffee'), gzipped, members), await archive(contents, gzipped));
+    const members = names.map((n, i) => ({ entry: entry(contents[i]!.length, i % 2 ? 0o644 : 0o600, MTIME - i * 1250), file: path.join(into, n) }));
+    const r = run(shell, bundleArgv(bundleFolder(into, 'c0ffee'), gzipped, members), await archive(members, contents, gzipped));
     expect(r).toEqual({ code: 0, stdout: names.map((_, i) => `${i}\n`).join(''), stderr: '' });
     names.forEach((n, i) => {
       const f = path.join(into, n);
       expect(fs.readFileSync(f)).toEqual(contents[i]);
       expect(fs.statSync(f).mode & 0o777).toBe(i % 2 ? 0o644 : 0o600);
-      expect(fs.statSync(f).mtimeMs).toBe(MTIME - i * 1000);
+      expect(fs.statSync(f).mtimeMs).toBe(MTIME - i * 1250);
     });
     expect(fs.readdirSync(into).sort()).toEqual([...names].sort());
     expect(fs.readdirSync(canaries)).toEqual([]);
@@ -73,10 +75,48 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('BUNDLE_INSTAL
     fs.mkdirSync(into);
     const files = [path.join(into, 'a'), path.join(into, 'b'), path.join(dir, 'missing folder', 'c'), path.join(into, 'd')];
     const contents = files.map((f) => Buffer.from(`bytes of ${f}\n`));
-    const r = run(shell, bundleArgv(bundleFolder(into, 'c0ffee'), true, files.map((file, i) => ({ entry: entry(contents[i]!.length), file }))), await archive(contents, true));
+    const members = files.map((file, i) => ({ entry: entry(contents[i]!.length), file }));
+    const r = run(shell, bundleArgv(bundleFolder(into, 'c0ffee'), true, members), await archive(members, contents, true));
     expect(r.code).toBe(72);
     expect(r.stdout).toBe('0\n1\n');
     expect(fs.readdirSync(into).sort()).toEqual(['a', 'b']);
+  });
+
+  it('places members bound for several folders, one group per run of a folder, each in its own', async () => {
+    const dir = tempDir();
+    const [f, g] = [path.join(dir, 'f $(x)'), path.join(dir, 'g\nnl')];
+    for (const d of [f, g]) fs.mkdirSync(d);
+    const files = [path.join(f, 'a'), path.join(f, 'b'), path.join(g, 'a'), path.join(f, 'c'), path.join(g, 'z')];
+    const contents = files.map((file) => Buffer.from(`bytes of ${file}\n`));
+    const members = files.map((file, i) => ({ entry: entry(contents[i]!.length, 0o600, MTIME + i), file }));
+    const r = run(shell, bundleArgv(bundleFolder(f, 'c0ffee'), true, members), await archive(members, contents, true));
+    expect(r).toEqual({ code: 0, stdout: '0\n1\n2\n3\n4\n', stderr: '' });
+    files.forEach((file, i) => {
+      expect(fs.readFileSync(file)).toEqual(contents[i]);
+      expect(fs.statSync(file).mtimeMs).toBe(MTIME + i);
+    });
+    expect(fs.readdirSync(f).sort()).toEqual(['a', 'b', 'c']);
+    expect(fs.readdirSync(g).sort()).toEqual(['a', 'z']);
+  });
+
+  it('names the members a group placed when its mv fails for one of them, and stops there', async () => {
+    const dir = tempDir();
+    const [into, later] = [path.join(dir, 'in'), path.join(dir, 'later')];
+    for (const d of [into, later]) fs.mkdirSync(d);
+    // A folder where a file should go: mv cannot replace it.
+    fs.mkdirSync(path.join(into, 'b'));
+    fs.writeFileSync(path.join(into, 'b', 'kept'), 'kept');
+    const files = [path.join(into, 'a'), path.join(into, 'b'), path.join(into, 'c'), path.join(later, 'd')];
+    const contents = files.map((file) => Buffer.from(`bytes of ${file}\n`));
+    const members = files.map((file, i) => ({ entry: entry(contents[i]!.length), file }));
+    const r = run(shell, bundleArgv(bundleFolder(into, 'c0ffee'), true, members), await archive(members, contents, true));
+    expect(r.code).toBe(72);
+    expect(r.stdout).toBe('0\n2\n');
+    expect(fs.readFileSync(path.join(into, 'a'))).toEqual(contents[0]);
+    expect(fs.readFileSync(path.join(into, 'c'))).toEqual(contents[2]);
+    expect(fs.readFileSync(path.join(into, 'b', 'kept'), 'utf8')).toBe('kept');
+    expect(fs.readdirSync(into).sort()).toEqual(['a', 'b', 'c']);
+    expect(fs.readdirSync(later)).toEqual([]);
   });
 
   it('replaces the unpacking folder an attempt killed part-way left behind', async () => {
@@ -85,7 +125,8 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('BUNDLE_INSTAL
     fs.mkdirSync(folder);
     fs.writeFileSync(path.join(folder, '0'), 'stale');
     const contents = [Buffer.from('a\n'), Buffer.from('b\n')];
-    const r = run(shell, bundleArgv(folder, false, ['a', 'b'].map((n, i) => ({ entry: entry(contents[i]!.length), file: path.join(dir, n) }))), await archive(contents, false));
+    const members = ['a', 'b'].map((n, i) => ({ entry: entry(contents[i]!.length), file: path.join(dir, n) }));
+    const r = run(shell, bundleArgv(folder, false, members), await archive(members, contents, false));
     expect(r).toEqual({ code: 0, stdout: '0\n1\n', stderr: '' });
     expect(fs.readFileSync(path.join(dir, 'a'), 'utf8')).toBe('a\n');
     expect(fs.readdirSync(dir).sort()).toEqual(['a', 'b']);
@@ -97,7 +138,7 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('BUNDLE_INSTAL
     const deep = path.join(root, 'sessions', '%2Fhome%2Fvega\nnl', 'id');
     const contents = [Buffer.from('a\n'), Buffer.from('')];
     const members = ['a.jsonl', 'a.jsonl.lock'].map((n, i) => ({ entry: entry(contents[i]!.length), file: path.join(deep, n) }));
-    const r = run(shell, bundleArgv(bundleFolder(deep, 'c0ffee'), true, members, [root, deep]), await archive(contents, true));
+    const r = run(shell, bundleArgv(bundleFolder(deep, 'c0ffee'), true, members, [root, deep]), await archive(members, contents, true));
     expect(r).toEqual({ code: 0, stdout: '0\n1\n', stderr: '' });
     expect(fs.readFileSync(path.join(deep, 'a.jsonl'), 'utf8')).toBe('a\n');
     for (const d of [root, path.join(root, 'sessions'), deep]) expect(fs.statSync(d).mode & 0o777).toBe(0o700);
@@ -113,7 +154,7 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('BUNDLE_INSTAL
     fs.symlinkSync(outside, path.join(root, 'sessions'));
     const deep = path.join(root, 'sessions', 'g');
     const members = ['a', 'b'].map((n) => ({ entry: entry(2), file: path.join(deep, n) }));
-    const r = run(shell, bundleArgv(bundleFolder(deep, 'c0ffee'), true, members, [root, deep]), await archive([Buffer.from('a\n'), Buffer.from('b\n')], true));
+    const r = run(shell, bundleArgv(bundleFolder(deep, 'c0ffee'), true, members, [root, deep]), await archive(members, [Buffer.from('a\n'), Buffer.from('b\n')], true));
     expect(r.code).toBe(BUNDLE_FOLDER_OUTSIDE);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain(`resolves to ${path.join(outside, 'g')}, outside ${root}`);
@@ -136,9 +177,52 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('BUNDLE_INSTAL
     const into = path.join(dir, 'in');
     fs.mkdirSync(into);
     // HOME: bash reads ~/.bashrc when its stdin is a socket, as node's pipes are.
-    const r = run(shell, bundleArgv(bundleFolder(into, 'c0ffee'), true, [{ entry: entry(1), file: path.join(into, 'a') }]), await archive([Buffer.from('a')], true), { PATH: bin, HOME: dir });
+    const members = [{ entry: entry(1), file: path.join(into, 'a') }];
+    const r = run(shell, bundleArgv(bundleFolder(into, 'c0ffee'), true, members), await archive(members, [Buffer.from('a')], true), { PATH: bin, HOME: dir });
     expect(r).toEqual({ code: BUNDLE_NO_TOOLS, stdout: "", stderr: "" });
     expect(fs.readdirSync(into)).toEqual([]);
+  });
+});
+
+describe('BUNDLE_INSTALL_SCRIPT on other targets', () => {
+  const contents = [Buffer.from('{"a":1}\n'), Buffer.from('{"b":2}\n'), Buffer.from('')];
+  const members = (into: string) => contents.map((c, i) => ({ entry: entry(c.length, [0o600, 0o644, 0o640][i], MTIME - i * 1250), file: path.join(into, `f${i}.json`) }));
+
+  // A BusyBox target (Alpine): its tar keeps the mode and the whole second (it skips pax's fraction).
+  it.runIf(POSIX_SHELLS.some((s) => s[0] === 'busybox'))("with BusyBox's tar: bytes, modes, and the time to the second", async () => {
+    const dir = tempDir();
+    const bin = path.join(dir, 'bin');
+    fs.mkdirSync(bin);
+    for (const tool of ['gzip', 'cat', 'mv', 'rm', 'mkdir']) fs.symlinkSync(which(tool), path.join(bin, tool));
+    fs.symlinkSync(which('busybox'), path.join(bin, 'tar'));
+    const into = path.join(dir, 'in');
+    fs.mkdirSync(into);
+    const r = run(['dash'], bundleArgv(bundleFolder(into, 'c0ffee'), true, members(into)), await archive(members(into), contents, true), { PATH: bin, HOME: dir });
+    expect(r).toEqual({ code: 0, stdout: '0\n1\n2\n', stderr: '' });
+    members(into).forEach((m, i) => {
+      expect(fs.readFileSync(m.file)).toEqual(contents[i]);
+      expect(fs.statSync(m.file).mode & 0o777).toBe(m.entry.mode);
+      expect(fs.statSync(m.file).mtimeMs).toBe(Math.floor(m.entry.mtimeMs / 1000) * 1000);
+    });
+    expect(fs.readdirSync(into).sort()).toEqual(['f0.json', 'f1.json', 'f2.json']);
+  });
+
+  // As a user (GNU tar applies the umask to modes unless told otherwise; root's keeps them anyway).
+  it.runIf(process.getuid?.() === 0 && fs.existsSync('/usr/bin/setpriv'))('as a user who is not root: the modes as given, the times to the millisecond', async () => {
+    const dir = tempDir();
+    fs.chmodSync(dir, 0o755);
+    const into = path.join(dir, 'in');
+    fs.mkdirSync(into);
+    fs.chownSync(into, 65534, 65534);
+    const argv = bundleArgv(bundleFolder(into, 'c0ffee'), true, members(into));
+    const stdout = execFileSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'dash', '-c', BUNDLE_INSTALL_SCRIPT, ...argv.slice(3)], { input: await archive(members(into), contents, true), cwd: '/', env: { PATH: process.env.PATH, HOME: '/nonexistent' }, encoding: 'utf8' });
+    expect(stdout).toBe('0\n1\n2\n');
+    members(into).forEach((m, i) => {
+      expect(fs.readFileSync(m.file)).toEqual(contents[i]);
+      expect(fs.statSync(m.file).mode & 0o777).toBe(m.entry.mode);
+      expect(fs.statSync(m.file).mtimeMs).toBe(m.entry.mtimeMs);
+      expect(fs.statSync(m.file).uid).toBe(65534);
+    });
   });
 });
 
