@@ -8,6 +8,7 @@ import { askStatus, isBusy, knownIdle } from './idle-check.js';
 import type { CopyRecord } from '../transcript/copy-types.js';
 import { discardBackups, undoCopy } from '../transcript/copy.js';
 import { destinationUnder, isLookAt, lookAtDestinations, type DestinationLook } from '../transcript/destinations.js';
+import { warmBundlePacker } from '../transcript/file-bundle.js';
 import { readEarly } from '../transcript/read-ahead.js';
 import { ledgerDir, recordLeft } from '../transcript/left-ledger.js';
 import type { Placement } from '../../adapters/adapter.js';
@@ -54,6 +55,8 @@ export function readsForStart(m: Member, sides: Sides, side: SideWork): StartRea
   const { source, target } = sides;
   const root = plan.sessionPlacement.configRoot;
   const hookTrust = plan.adapter.hookTrust;
+  // A unit of several files is likely bundled (file-bundle.ts): its packer made ready meanwhile.
+  if (plan.unit.length >= 2) warmBundlePacker();
   return {
     look: side.add(lookAtDestinations(target.host, root, plan.unit.map((e) => destinationUnder(root, e.dest))).catch(() => null)),
     sourceHooks: hookTrust ? side.add(hookTrust.look(source.host, plan.sourceCtx, plan.cwd)) : null,
