@@ -27,7 +27,7 @@ export interface SourceReads {
   checkout: Promise<{ cwd: string; layout: HeadLayout; remotes: RemoteOfRepo[]; snapshot: Promise<Snapshot> }>;
   /** The agent's session as found, and how. */
   session: Promise<{ cwd: string; ref: SessionRef; via: Plan['sessionVia'] }>;
-  /** The source as the session was read there: each file stat'ed and each folder walked once (walk its unit through it too). */
+  /** The source as the session was read there: each file stat'ed and each folder walked once (its unit's reads made already, as soon as it was found). */
   sessionHost: Host;
 }
 
@@ -53,5 +53,8 @@ export function readSource(source: Side, ctx: Promise<SideCtx>, agent: AgentInfo
   // Locating the session and walking its unit ask the same files: over ssh a stat is a round trip.
   const sessionHost = readsOnce(source.host);
   const session = quiet(ctx.then(async (c) => ({ ...(await findSession({ ...source, host: sessionHost }, adapter, agent, opts, c, cwd, agentStarted, sourceIntegration)), cwd: await cwd })));
+  // The unit's reads (its walks and stats) depend on the session alone, not on where it lands:
+  // made as soon as it is found, the plan's unit for the placement chosen later reads nothing.
+  void session.then(async (found) => adapter.unit(sessionHost, found.ref, adapter.placement(found.ref, { ...(await ctx), cwd: found.cwd }))).catch(() => undefined);
   return { ctx, process, checkout, session, sessionHost };
 }
