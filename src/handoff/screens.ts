@@ -22,11 +22,19 @@ export type ScreenClassifier = (text: string) => ScreenReading;
 export interface TrustAnswer {
   outcome: 'answered' | 'not_shown' | 'left_for_user' | 'failed';
   detail?: string;
+  /** Answered: the screen that showed the trust screen gone (the agent's next one). */
+  after?: string;
 }
 
-/** Move the highlight to the accept option and confirm; verify the trust screen went away. */
-export async function answerTrust(herdr: HerdrClient, pane: string, classify: ScreenClassifier, opts: { timeoutMs: number }): Promise<TrustAnswer> {
-  let reading = classify(await herdr.read(pane, { source: 'visible' }));
+/**
+ * Move the highlight to the accept option and confirm; verify the trust screen went away.
+ * `shown`: the screen as the caller just read it. A trust screen whose options it shows whole is
+ * answered from it (over ssh each read of herdr's socket costs a round trip and a wait for
+ * herdr's next read of it); anything else is read again first.
+ */
+export async function answerTrust(herdr: HerdrClient, pane: string, classify: ScreenClassifier, opts: { timeoutMs: number; shown?: ScreenReading }): Promise<TrustAnswer> {
+  const { shown } = opts;
+  let reading = shown?.screen === 'trust' && shown.acceptIndex >= 0 && shown.selectedIndex >= 0 ? shown : classify(await herdr.read(pane, { source: 'visible' }));
   if (reading.screen !== 'trust') return { outcome: 'not_shown' };
   if (reading.acceptIndex < 0 || reading.selectedIndex < 0) {
     return { outcome: 'failed', detail: 'The trust screen shows no option we recognise as "yes"; left for the user.' };
@@ -44,8 +52,8 @@ export async function answerTrust(herdr: HerdrClient, pane: string, classify: Sc
   const deadline = Date.now() + opts.timeoutMs;
   while (Date.now() < deadline) {
     await sleep(200);
-    const now = classify(await herdr.read(pane, { source: 'visible' }));
-    if (now.screen !== 'trust') return { outcome: 'answered' };
+    const after = await herdr.read(pane, { source: 'visible' });
+    if (classify(after).screen !== 'trust') return { outcome: 'answered', after };
   }
   return { outcome: 'failed', detail: 'The trust screen was still shown after confirming.' };
 }

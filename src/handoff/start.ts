@@ -165,15 +165,18 @@ export async function startAgent(herdr: HerdrClient, req: StartRequest): Promise
   /** Answer (or leave) the screen read; true when it was one we know. */
   const onScreen = async (reading: ScreenReading): Promise<boolean> => {
     if (reading.screen === 'trust') {
+      let next: string | undefined;
       if (req.trust) {
-        const answer = await answerTrust(herdr, paneId, req.classify, { timeoutMs: 5_000 });
+        const answer = await answerTrust(herdr, paneId, req.classify, { timeoutMs: 5_000, shown: reading });
         trust = answer.outcome;
+        next = answer.after;
         if (answer.outcome !== 'answered') waiting.push('trust');
       } else {
         waiting.push('trust');
       }
-      // After trust, the agent may show its next screen (first run, login, hook review).
-      const after = req.classify(await herdr.read(paneId, { source: 'visible' }));
+      // After trust, the agent may show its next screen (first run, login, hook review): the one
+      // that showed the answer taken, else read now.
+      const after = req.classify(next ?? (await herdr.read(paneId, { source: 'visible' })));
       if (after.screen && after.screen !== 'trust') waiting.push(after.screen);
       return true;
     }
