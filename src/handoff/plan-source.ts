@@ -29,6 +29,8 @@ export interface SourceReads {
   session: Promise<{ cwd: string; ref: SessionRef; via: Plan['sessionVia'] }>;
   /** The source as the session was read there: each file stat'ed and each folder walked once (its unit's reads made already, as soon as it was found). */
   sessionHost: Host;
+  /** Whether the session's unit has been read by now (through sessionHost, so the plan's unit asks nothing more). */
+  unitRead: () => boolean;
 }
 
 /** Start every read of the source about `agent` (`ctx`: the source's paths, asked already); none is awaited here. */
@@ -55,6 +57,10 @@ export function readSource(source: Side, ctx: Promise<SideCtx>, agent: AgentInfo
   const session = quiet(ctx.then(async (c) => ({ ...(await findSession({ ...source, host: sessionHost }, adapter, agent, opts, c, cwd, agentStarted, sourceIntegration)), cwd: await cwd })));
   // The unit's reads (its walks and stats) depend on the session alone, not on where it lands:
   // made as soon as it is found, the plan's unit for the placement chosen later reads nothing.
-  void session.then(async (found) => adapter.unit(sessionHost, found.ref, adapter.placement(found.ref, { ...(await ctx), cwd: found.cwd }))).catch(() => undefined);
-  return { ctx, process, checkout, session, sessionHost };
+  let unitRead = false;
+  void session
+    .then(async (found) => adapter.unit(sessionHost, found.ref, adapter.placement(found.ref, { ...(await ctx), cwd: found.cwd })))
+    .then(() => (unitRead = true))
+    .catch(() => undefined);
+  return { ctx, process, checkout, session, sessionHost, unitRead: () => unitRead };
 }

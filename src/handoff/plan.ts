@@ -183,9 +183,11 @@ async function lookOnceKnown(input: PlanInput, src: SourceReads, adapter: Adapte
       searching,
       remembered,
       likelyBranch: opts.newBranch || !repo ? null : repo.layout.branch,
-      // The session's files where it would land in each likely worktree (their ledger entries are read in the look).
+      // The session's files where it would land in each likely worktree (their ledger entries are
+      // read in the look), when its unit is read already: across a link (--from) the look does not
+      // wait for that, and the ledger is read once the placement is known (refuseChangedSessionFiles).
       sessionDests:
-        repo && found
+        repo && found && src.unitRead()
           ? async (ctx, worktrees) => {
               const each = await Promise.all(
                 worktrees.map(async (w) => {
