@@ -42,11 +42,12 @@ cp.ChildProcess.prototype.spawn = function (o) {
   note('spawn ' + [o.file, ...(o.args || []).slice(1)].join(' '));
   return spawn.call(this, o);
 };
-const connect = net.Socket.prototype.connect;
-net.Socket.prototype.connect = function (...args) {
-  const o = Array.isArray(args[0]) ? args[0][0] : args[0];
-  if (o && typeof o === 'object' && o.port) note('connect ' + o.port);
-  return connect.apply(this, args);
+// The connect as the socket's handle makes it (net.connect itself defers it to a later tick).
+const TCP = process.binding('tcp_wrap').TCP;
+const connect = TCP.prototype.connect;
+TCP.prototype.connect = function (req, address, port, ...rest) {
+  note('connect ' + port);
+  return connect.call(this, req, address, port, ...rest);
 };
 const vm = require('node:vm');
 const Script = vm.Script;

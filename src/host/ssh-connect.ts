@@ -198,7 +198,9 @@ export async function dialChain(target: string, opts: DialOptions): Promise<Dial
     // The launcher's connect to this same address, when it dialed one (else, or failed: our own).
     const early = takeLauncherSocket(target, first.hostName, first.port);
     const dialing = early ? early.then((s) => s ?? tcpConnect(first)) : tcpConnect(first);
-    // ssh2 loads while the TCP handshake is under way (only the ssh handshake needs it).
+    // ssh2 loads while the TCP handshake is under way (only the ssh handshake needs it), once
+    // node has issued the connect: net.connect leaves that to a tick of its own.
+    await new Promise<void>((resolve) => process.nextTick(resolve));
     try {
       ssh2();
     } catch {
