@@ -4,6 +4,7 @@
 import type { Host } from '../host/host.js';
 import { REMOTE_URLS_ARGS, remotesOf, repoRemotes, type RemoteOfRepo } from './discover.js';
 import { gitFailed } from './git.js';
+import { quiet } from '../quiet.js';
 import { LAYOUT_ENV, LAYOUT_SCRIPT, layoutOf, repoLayout, type HeadLayout } from './snapshot.js';
 
 /** Exit of SOURCE_CHECKOUT_SCRIPT when the folder cannot be entered (it prints nothing then). */
@@ -26,7 +27,8 @@ export interface SourceCheckout {
   /** The folder, every link resolved. */
   cwd: string;
   layout: HeadLayout;
-  remotes: RemoteOfRepo[];
+  /** Still being resolved where a remote is a local path (a realpath on the host): what needs only the layout need not wait. */
+  remotes: Promise<RemoteOfRepo[]>;
 }
 
 /** SOURCE_CHECKOUT_SCRIPT's answer cut at its NULs: the folder, the URLs' output, git's exit, the layout's lines. */
@@ -60,10 +62,10 @@ export async function readSourceCheckout(host: Host, folder: string): Promise<So
     // The folder went (or the answer was cut): read the long way, which tells why.
     const cwd = await host.realpath(folder);
     const layout = await repoLayout(host, cwd);
-    return { cwd, layout, remotes: await repoRemotes(host, cwd, layout.repoRoot) };
+    return { cwd, layout, remotes: quiet(repoRemotes(host, cwd, layout.repoRoot)) };
   }
   // A checkout that is broken is best told by the layout; then git's own failure on the URLs.
   const layout = await layoutOf(host, parts.cwd, { ...r, stdout: parts.layout });
   if (parts.urlsExit !== 0 && parts.urlsExit !== 1) throw gitFailed(host, parts.cwd, REMOTE_URLS_ARGS, { ...r, exitCode: parts.urlsExit, stdout: '' });
-  return { cwd: parts.cwd, layout, remotes: await remotesOf(host, parts.urls, parts.cwd, layout.repoRoot) };
+  return { cwd: parts.cwd, layout, remotes: quiet(remotesOf(host, parts.urls, parts.cwd, layout.repoRoot)) };
 }

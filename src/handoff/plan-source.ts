@@ -41,17 +41,19 @@ export function readSource(source: Side, ctx: Promise<SideCtx>, agent: AgentInfo
   // herdr's foreground cwd when known: the checkout, session and look then skip a herdr read.
   const folder = quiet(agent.foreground_cwd ? Promise.resolve(agentFolder(agent, null)) : process.then((p) => agentFolder(agent, p)));
   // The checkout (its folder with links resolved, remotes, layout) in one program; the snapshot
-  // (a few git programs) is made while the target is looked at.
+  // (a few git programs) is made while the target is looked at. Neither it nor the session waits
+  // for a local-path remote's realpath: they need the folder and the layout alone.
+  const read = quiet(folder.then((f) => readSourceCheckout(source.host, f)));
   const checkout = quiet(
-    folder.then(async (f) => {
-      const { cwd, layout, remotes } = await readSourceCheckout(source.host, f);
-      return { cwd, layout, remotes, snapshot: quiet(snapshotOf(source.host, layout)) };
+    read.then(async ({ cwd, layout, remotes }) => {
+      const snapshot = quiet(snapshotOf(source.host, layout));
+      return { cwd, layout, remotes: await remotes, snapshot };
     }),
   );
   // Only when the session cannot be found: the source's integration explains why.
   const sourceIntegration = async (): Promise<IntegrationState | null> => integrationFor(await source.herdr.integrationStatus().catch(() => []), adapter.integration);
   // Located beside the checkout's read when herdr knows the session (its folder is only for a guess).
-  const cwd = quiet(checkout.then((c) => c.cwd));
+  const cwd = quiet(read.then((c) => c.cwd));
   // Locating the session and walking its unit ask the same files: over ssh a stat is a round trip.
   const sessionHost = readsOnce(source.host);
   const session = quiet(ctx.then(async (c) => ({ ...(await findSession({ ...source, host: sessionHost }, adapter, agent, opts, c, cwd, agentStarted, sourceIntegration)), cwd: await cwd })));

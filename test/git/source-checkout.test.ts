@@ -34,6 +34,12 @@ async function longWay(host: LocalHost, folder: string) {
   return { cwd, layout, remotes: await repoRemotes(host, cwd, layout.repoRoot) };
 }
 
+/** readSourceCheckout with its remotes resolved, to compare with the long way. */
+async function readWhole(host: LocalHost, folder: string) {
+  const read = await readSourceCheckout(host, folder);
+  return { ...read, remotes: await read.remotes };
+}
+
 async function refusal(p: Promise<unknown>): Promise<string> {
   const err = await p.then(
     () => null,
@@ -72,7 +78,7 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('readSourceChe
       const link = path.join(root, `link ${i}`);
       fs.symlinkSync(path.join(repo, 'sub'), link);
       const folder = path.join(link, 'dir');
-      const got = await readSourceCheckout(host, folder);
+      const got = await readWhole(host, folder);
       expect(got).toEqual(await longWay(host, folder));
       expect(got.cwd).toBe(path.join(repo, 'sub', 'dir'));
       expect(got.layout.relativeCwd).toBe('sub/dir');
@@ -88,11 +94,34 @@ describe.each(POSIX_SHELLS.map((s) => [s.join(' '), s] as const))('readSourceChe
     repoAt(repo, []);
     const linked = path.join(root, "it's linked");
     g(repo, 'worktree', 'add', '-q', '--detach', linked);
-    const got = await readSourceCheckout(host, linked);
+    const got = await readWhole(host, linked);
     expect(got).toEqual(await longWay(host, linked));
     expect(got.remotes).toEqual([]);
     expect(got.layout.branch).toBeNull();
     expect(got.layout.commonDir).toBe(path.join(repo, '.git'));
+  });
+
+  it('tells the folder and the layout without waiting for a local-path remote to be resolved', async () => {
+    const root = tempDir('ah-source-co-');
+    const repo = path.join(root, 'repo');
+    repoAt(repo, [['origin', '../origin.git']]);
+    // The host's realpath (a round trip across a link) held until the layout has been told.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const slow = new (class extends ShellHost {
+      override async realpath(p: string): Promise<string> {
+        await held;
+        return super.realpath(p);
+      }
+    })(shell);
+    const read = await readSourceCheckout(slow, repo);
+    expect(read.layout.repoRoot).toBe(repo);
+    let resolved = false;
+    void read.remotes.then(() => (resolved = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(resolved).toBe(false);
+    release();
+    expect((await read.remotes).map((r) => r.key)).toEqual([path.join(root, 'origin.git')]);
   });
 
   it('refuses as the long way does: not a checkout, no commit yet, a folder that is gone', async () => {
