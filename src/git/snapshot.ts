@@ -283,10 +283,39 @@ export async function snapshotOf(host: Host, layout: HeadLayout): Promise<Snapsh
   const message = snapshotMessage(layout);
   const argv = ['/bin/sh', '-c', SNAPSHOT_SCRIPT, 'sh', path.posix.join(layout.gitDir, 'index'), tempName(layout.gitDir, 'index'), layout.head, layout.headTree, message, ...GIT_BASE_CONFIG];
   const r = await host.run(argv, { cwd: layout.repoRoot, env: { ...GIT_BASE_ENV, ...SNAPSHOT_IDENTITY } });
+  return snapshotAnswered(host, layout, r);
+}
+
+/** SNAPSHOT_SCRIPT's answer (`r`, its output alone) for `layout`: the snapshot, or why there is none. */
+export function snapshotAnswered(host: Host, layout: HeadLayout, r: RunResult): Snapshot {
   const [tree = ''] = r.stdout.split('\n', 1);
   if (!OBJECT_ID.test(tree)) throw treeFailure(host, layout.repoRoot, `in ${layout.gitDir}`, r);
   return snapshotFrom(layout, tree, tree === layout.headTree ? null : committed(host, layout, tree, r, r.stdout.slice(tree.length + 1)));
 }
+
+/**
+ * SNAPSHOT_SCRIPT for the checkout LAYOUT_SCRIPT has just told (its rev-parse lines in `$o`, the
+ * toplevel the folder), with $n the temporary index's name (in the git folder), $mb the
+ * message's start for a branch (its name follows) and $md the message on a detached HEAD —
+ * snapshotMessage's two forms — and git's base options in "$@". The same answer.
+ */
+export const SNAPSHOT_AFTER_LAYOUT = [
+  // No line of $o is this word: they are absolute paths, object ids, a ref and a prefix ending in '/'.
+  '{ IFS= read -r x; IFS= read -r g; IFS= read -r x; IFS= read -r x; IFS= read -r h; IFS= read -r ht; IFS= read -r s; } <<AH_LAYOUT_END',
+  '$o',
+  'AH_LAYOUT_END',
+  'case $s in refs/heads/*) m=$mb${s#refs/heads/} ;; *) m=$md ;; esac',
+  'i=$g/index; t=$g/$n',
+  'tree=$(',
+  ...TREE_FROM_TEMP_INDEX,
+  ') || exit $?',
+  'printf "%s\\n" "$tree"',
+  '[ "$tree" != "$ht" ] || exit 0',
+  ...COMMIT_AND_DIFF,
+].join('\n');
+
+/** snapshotMessage's two forms, for SNAPSHOT_AFTER_LAYOUT: the start of a branch's, and a detached HEAD's. */
+export const SNAPSHOT_MESSAGES = { branchStart: 'agent-handoff snapshot of ', detached: 'agent-handoff snapshot of detached HEAD' } as const;
 
 /** The snapshot of `layout` with its working tree, and the commit of it (null: the tree is HEAD's). */
 function snapshotFrom(layout: HeadLayout, tree: string, made: { commit: string; changedFiles: ChangedFile[] } | null): Snapshot {
@@ -296,7 +325,7 @@ function snapshotFrom(layout: HeadLayout, tree: string, made: { commit: string; 
 const OBJECT_ID = /^[0-9a-f]{40,64}$/;
 
 function snapshotMessage(layout: HeadLayout): string {
-  return `agent-handoff snapshot of ${layout.branch ?? 'detached HEAD'}`;
+  return layout.branch === null ? SNAPSHOT_MESSAGES.detached : `${SNAPSHOT_MESSAGES.branchStart}${layout.branch}`;
 }
 
 async function snapshotWithTree(host: Host, layout: HeadLayout, tree: string): Promise<Snapshot> {

@@ -1,12 +1,12 @@
 // What the plan reads of the source once it knows the agent, all at once: the agent's program,
-// its checkout (folder, remotes, layout) with the snapshot started on it, and its session. Each
-// is a promise the plan awaits where it needs it: the target's look goes out as soon as the
-// checkout and the session are known, while the snapshot is still being made.
+// its checkout (folder, remotes, layout) with its snapshot, and its session. Each is a promise
+// the plan awaits where it needs it: the target's look goes out as soon as the checkout and the
+// session are known.
 import type { Adapter, SessionRef, SideCtx } from '../../adapters/adapter.js';
 import type { RemoteOfRepo } from '../git/discover.js';
 import { integrationFor, type IntegrationState } from '../herdr/integration.js';
 import type { AgentInfo, ProcessInfo } from '../herdr/schemas.js';
-import { snapshotOf, type HeadLayout, type Snapshot } from '../git/snapshot.js';
+import type { HeadLayout, Snapshot } from '../git/snapshot.js';
 import { readSourceCheckout } from '../git/source-checkout.js';
 import type { Host } from '../host/host.js';
 import { readsOnce } from '../host/reads-once.js';
@@ -40,16 +40,10 @@ export function readSource(source: Side, ctx: Promise<SideCtx>, agent: AgentInfo
   const agentStarted = (): Promise<number> => (started ??= process.then((p) => agentStartedAt(source.host, p.pid)));
   // herdr's foreground cwd when known: the checkout, session and look then skip a herdr read.
   const folder = quiet(agent.foreground_cwd ? Promise.resolve(agentFolder(agent, null)) : process.then((p) => agentFolder(agent, p)));
-  // The checkout (its folder with links resolved, remotes, layout) in one program; the snapshot
-  // (a few git programs) is made while the target is looked at. Neither it nor the session waits
-  // for a local-path remote's realpath: they need the folder and the layout alone.
+  // The checkout (its folder with links resolved, remotes, layout) and its snapshot in one
+  // program. The session does not wait for a local-path remote's realpath: it needs the folder alone.
   const read = quiet(folder.then((f) => readSourceCheckout(source.host, f)));
-  const checkout = quiet(
-    read.then(async ({ cwd, layout, remotes }) => {
-      const snapshot = quiet(snapshotOf(source.host, layout));
-      return { cwd, layout, remotes: await remotes, snapshot };
-    }),
-  );
+  const checkout = quiet(read.then(async ({ cwd, layout, remotes, snapshot }) => ({ cwd, layout, remotes: await remotes, snapshot })));
   // Only when the session cannot be found: the source's integration explains why.
   const sourceIntegration = async (): Promise<IntegrationState | null> => integrationFor(await source.herdr.integrationStatus().catch(() => []), adapter.integration);
   // Located beside the checkout's read when herdr knows the session (its folder is only for a guess).
