@@ -258,13 +258,8 @@ const COMMIT_AND_DIFF = [
   'exec git "$@" diff-tree -r -z --no-renames --name-status "$h" "$c"',
 ];
 
-/**
- * $1 the real index, $2 the temporary one, $3 HEAD, $4 HEAD's tree, $5 the message, then git's
- * base options: the working tree's id on a line (written as WORKING_TREE_SCRIPT does); when it
- * is not HEAD's, the snapshot commit's id on the next, then what it changes (diff-tree -z).
- */
-export const SNAPSHOT_SCRIPT = [
-  'i=$1; t=$2; h=$3; ht=$4; m=$5; shift 5',
+/** SNAPSHOT_SCRIPT's work, its arguments in $i, $t, $h, $ht and $m (git's base options in "$@"). */
+const SNAPSHOT_OF_VARIABLES = [
   // The temporary index is the subshell's alone: the commit below is made without it.
   'tree=$(',
   ...TREE_FROM_TEMP_INDEX,
@@ -272,12 +267,19 @@ export const SNAPSHOT_SCRIPT = [
   'printf "%s\\n" "$tree"',
   '[ "$tree" != "$ht" ] || exit 0',
   ...COMMIT_AND_DIFF,
-].join('\n');
+];
 
 /**
- * The snapshot of a checkout whose layout is known (the plan asks the layout first, to start
- * looking on the target sooner): its working tree, and the commit of it when it is not HEAD's,
- * in one program (one round trip on a remote host).
+ * $1 the real index, $2 the temporary one, $3 HEAD, $4 HEAD's tree, $5 the message, then git's
+ * base options: the working tree's id on a line (written as WORKING_TREE_SCRIPT does); when it
+ * is not HEAD's, the snapshot commit's id on the next, then what it changes (diff-tree -z).
+ */
+export const SNAPSHOT_SCRIPT = ['i=$1; t=$2; h=$3; ht=$4; m=$5; shift 5', ...SNAPSHOT_OF_VARIABLES].join('\n');
+
+/**
+ * The snapshot of a checkout whose layout is known: its working tree, and the commit of it when
+ * it is not HEAD's, in one program (one round trip on a remote host). The plan's first read of
+ * the source makes it in the program that reads the layout (source-checkout.ts).
  */
 export async function snapshotOf(host: Host, layout: HeadLayout): Promise<Snapshot> {
   const message = snapshotMessage(layout);
@@ -306,12 +308,7 @@ export const SNAPSHOT_AFTER_LAYOUT = [
   'AH_LAYOUT_END',
   'case $s in refs/heads/*) m=$mb${s#refs/heads/} ;; *) m=$md ;; esac',
   'i=$g/index; t=$g/$n',
-  'tree=$(',
-  ...TREE_FROM_TEMP_INDEX,
-  ') || exit $?',
-  'printf "%s\\n" "$tree"',
-  '[ "$tree" != "$ht" ] || exit 0',
-  ...COMMIT_AND_DIFF,
+  ...SNAPSHOT_OF_VARIABLES,
 ].join('\n');
 
 /** snapshotMessage's two forms, for SNAPSHOT_AFTER_LAYOUT: the start of a branch's, and a detached HEAD's. */
