@@ -3,6 +3,7 @@
 // source across a link (--from) that is one round trip where a realpath, then the layout beside
 // the remotes, then the snapshot took three or four.
 import type { Host } from '../host/host.js';
+import { singleQuote } from '../host/remote-command.js';
 import { quiet } from '../quiet.js';
 import { REMOTE_URLS_ARGS, remotesOf, repoRemotes, type RemoteOfRepo } from './discover.js';
 import { GIT_BASE_CONFIG, GIT_BASE_ENV, gitFailed } from './git.js';
@@ -22,18 +23,12 @@ export const SOURCE_CHECKOUT_SCRIPT = [
   `CDPATH= cd -P -- "$1" 2>/dev/null || exit ${NO_FOLDER_EXIT}`,
   'n=$2; mb=$3; md=$4; shift 4',
   'pwd -P; printf "\\0"',
-  `git "$@" ${REMOTE_URLS_ARGS.map(singleQuoted).join(' ')}; printf "\\0%s\\0" "$?"`,
+  `git "$@" ${REMOTE_URLS_ARGS.map(singleQuote).join(' ')}; printf "\\0%s\\0" "$?"`,
   LAYOUT_SCRIPT,
   'rc=$?; [ "$rc" -eq 0 ] || exit "$rc"',
   'printf "\\0"',
   SNAPSHOT_AFTER_LAYOUT,
 ].join('\n');
-
-/** A constant word as sh reads it in single quotes (none of REMOTE_URLS_ARGS holds one). */
-function singleQuoted(word: string): string {
-  if (word.includes("'")) throw new Error('internal: a quote in a constant argument');
-  return `'${word}'`;
-}
 
 export interface SourceCheckout {
   /** The folder, every link resolved. */
@@ -85,7 +80,7 @@ export async function readSourceCheckout(host: Host, folder: string): Promise<So
   // A checkout that is broken is best told by the layout (its own exit code, when it failed); then git's own failure on the URLs.
   const layout = await layoutOf(host, parts.cwd, { ...r, exitCode: parts.snapshot === null ? r.exitCode : 0, stdout: parts.layout });
   if (parts.urlsExit !== 0 && parts.urlsExit !== 1) throw gitFailed(host, parts.cwd, REMOTE_URLS_ARGS, { ...r, exitCode: parts.urlsExit, stdout: '' });
-  const answer = parts.snapshot;
-  const snapshot = quiet(answer === null ? snapshotOf(host, layout) : (async () => snapshotAnswered(host, layout, { ...r, stdout: answer }))());
+  // The layout told means the snapshot's answer follows (the program ends before it only on a failed layout).
+  const snapshot = quiet(Promise.resolve().then(() => snapshotAnswered(host, layout, { ...r, stdout: parts.snapshot ?? '' })));
   return { cwd: parts.cwd, layout, remotes: quiet(remotesOf(host, parts.urls, parts.cwd, layout.repoRoot)), snapshot };
 }

@@ -48,7 +48,7 @@ function assertNoNul(value: string, what: string): void {
 }
 
 /** POSIX sh single-quoted word (it may span lines; the header's one line needs `assign` for those). */
-function singleQuote(value: string): string {
+export function singleQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
